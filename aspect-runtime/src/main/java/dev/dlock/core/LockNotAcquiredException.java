@@ -1,0 +1,62 @@
+package dev.dlock.core;
+
+import java.time.Duration;
+
+/** The lock was not acquired: the wait expired, was aborted or interrupted. Nothing is left held. */
+public class LockNotAcquiredException extends DistributedLockException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Why an acquisition ended without the lock. */
+    public enum Reason {
+        /** The wait time passed while someone else held the key. */
+        TIMEOUT,
+        /** The abort condition became true. */
+        ABORTED,
+        /** The waiting thread was interrupted; its interrupt status is kept. */
+        INTERRUPTED
+    }
+
+    private final String lockName;
+    private final String key;
+    private final Reason reason;
+    private final Duration waited;
+
+    /** Creates the exception for lock {@code lockName} on {@code key}. */
+    public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited) {
+        super(message(lockName, key, reason, waited));
+        this.lockName = lockName;
+        this.key = key;
+        this.reason = reason;
+        this.waited = waited;
+    }
+
+    private static String message(String lockName, String key, Reason reason, Duration waited) {
+        String why = switch (reason) {
+            case TIMEOUT -> "still held by another owner after waiting " + waited.toMillis() + " ms";
+            case ABORTED -> "abort condition became true after " + waited.toMillis() + " ms";
+            case INTERRUPTED -> "interrupted after waiting " + waited.toMillis() + " ms";
+        };
+        return "Lock '" + lockName + "' on key '" + key + "' not acquired: " + why;
+    }
+
+    /** The lock's static name. */
+    public String lockName() {
+        return lockName;
+    }
+
+    /** The key that could not be locked. */
+    public String key() {
+        return key;
+    }
+
+    /** Why the acquisition ended. */
+    public Reason reason() {
+        return reason;
+    }
+
+    /** How long the caller waited. */
+    public Duration waited() {
+        return waited;
+    }
+}

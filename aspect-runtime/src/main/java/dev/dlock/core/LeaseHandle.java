@@ -1,0 +1,61 @@
+package dev.dlock.core;
+
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */
+final class LeaseHandle implements LockHandle {
+
+    private static final AtomicIntegerFieldUpdater<LeaseHandle> CLOSED =
+            AtomicIntegerFieldUpdater.newUpdater(LeaseHandle.class, "closed");
+
+    private final Lease lease;
+    private volatile int closed;
+
+    LeaseHandle(Lease lease) {
+        this.lease = lease;
+    }
+
+    @Override
+    public String lockName() {
+        return lease.lockName;
+    }
+
+    @Override
+    public String key() {
+        return lease.key;
+    }
+
+    @Override
+    public long fencingToken() {
+        return lease.fencingToken;
+    }
+
+    @Override
+    public boolean isHeld() {
+        return closed == 0 && lease.isHeld();
+    }
+
+    @Override
+    public LockState state() {
+        return closed == 0 ? lease.state : LockState.RELEASED;
+    }
+
+    @Override
+    public LockHandle detachFromThread() {
+        lease.ownerThread = null;
+        return this;
+    }
+
+    @Override
+    public void close() {
+        if (!CLOSED.compareAndSet(this, 0, 1)) {
+            throw new IllegalStateException(lease + " was already released through this handle");
+        }
+        lease.manager.release(lease);
+    }
+
+    @Override
+    public String toString() {
+        return lease + " (fencing token " + lease.fencingToken + ", " + state() + ")";
+    }
+}

@@ -1,0 +1,12 @@
+package dev.dlock.core;
+
+/**
+ * Work run while a lock is held, by {@link LockManager#withLock}. Any {@code Callable}-shaped lambda
+ * fits; unlike {@code Callable}, its checked exception type passes through to the caller as declared.
+ */
+@FunctionalInterface
+public interface LockCallback<T, E extends Exception> {
+
+    /** Runs the critical section. */
+    T call() throws E;
+}

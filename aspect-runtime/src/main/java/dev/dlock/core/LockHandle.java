@@ -1,0 +1,41 @@
+package dev.dlock.core;
+
+/**
+ * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
+ * releases the key in the store. Any thread that has the handle may close it; a handle can be
+ * closed once.
+ */
+public interface LockHandle extends AutoCloseable {
+
+    /** The lock's static name (the metrics tag). */
+    String lockName();
+
+    /** The logical key that is locked. */
+    String key();
+
+    /** A number larger than every fencing token issued before for this key; pass it to the resources you guard. */
+    long fencingToken();
+
+    /** True while the lease is held: not released, not lost, and (for a fixed lease) not yet run out. */
+    boolean isHeld();
+
+    /** The lease's current state. */
+    LockState state();
+
+    /**
+     * Unbinds the lock from the thread that acquired it, so it can be released later by whichever
+     * thread finishes the work (for example when a {@code CompletableFuture} completes). After this,
+     * the acquiring thread no longer re-enters the lock by asking for the key again.
+     */
+    LockHandle detachFromThread();
+
+    /**
+     * Releases this acquisition.
+     *
+     * @throws LockLostException if the lease was lost meanwhile and the policy is {@link LeaseLostPolicy#THROW}
+     * @throws LockBackendException if the store could not be told; the lease is no longer renewed and expires
+     * @throws IllegalStateException if the handle was already closed
+     */
+    @Override
+    void close();
+}

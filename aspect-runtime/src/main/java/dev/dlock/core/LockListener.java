@@ -1,0 +1,61 @@
+package dev.dlock.core;
+
+import java.time.Duration;
+
+/**
+ * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread (the
+ * watchdog thread for renewals) and must be fast; an exception thrown here is caught and logged,
+ * never passed to the caller. Re-entrant acquisitions produce no events.
+ */
+public interface LockListener {
+
+    /** A listener that ignores every event. */
+    LockListener NO_OP = new LockListener() {
+    };
+
+    /** An acquisition starts (before any wait). */
+    default void onAcquireAttempt(String lockName, String key) {
+    }
+
+    /** An acquisition succeeded after {@code waited}. */
+    default void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
+    }
+
+    /** An acquisition ended without the lock; {@code error} is set for {@link AcquireFailure#ERROR}. */
+    default void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
+    }
+
+    /** The outermost release of a lock held for {@code held}. */
+    default void onReleased(String lockName, String key, Duration held) {
+    }
+
+    /** One lease renewal attempt by the watchdog finished with {@code outcome}. */
+    default void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+    }
+
+    /** The lease was lost while held; {@code reason} says how. */
+    default void onLeaseLost(String lockName, String key, String reason) {
+    }
+
+    /** Why an acquisition failed. */
+    enum AcquireFailure {
+        /** The wait time passed. */
+        TIMEOUT,
+        /** The abort condition became true. */
+        ABORTED,
+        /** The thread was interrupted while waiting. */
+        INTERRUPTED,
+        /** The store failed. */
+        ERROR
+    }
+
+    /** What one renewal attempt did for one lease. */
+    enum RenewalOutcome {
+        /** The lease was extended. */
+        RENEWED,
+        /** The store said the lease is gone or owned by someone else. */
+        LOST,
+        /** The store could not be reached; the watchdog retries until the lease has surely run out. */
+        ERROR
+    }
+}

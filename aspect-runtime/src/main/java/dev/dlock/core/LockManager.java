@@ -1,0 +1,543 @@
+package dev.dlock.core;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Takes, keeps and releases distributed locks on a {@link LockBackend}; the programmatic API and
+ * the engine behind the annotation. Thread-safe; create one per backend and share it.
+ *
+ * <pre>{@code
+ * try (LockHandle lock = locks.acquire("order:42", Duration.ofSeconds(5))) {
+ *     long token = lock.fencingToken();
+ *     // critical section
+ * }
+ * }</pre>
+ *
+ * <p>Re-entry by the thread that holds a key costs no store call. Within one JVM, threads asking
+ * for the same key queue locally in arrival order and only the first of them talks to the store;
+ * that one waits for a release notice or the holder's remaining lease, never spinning.
+ */
+public final class LockManager implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LockManager.class);
+
+    /** The longest key accepted, in UTF-8 bytes. */
+    public static final int MAX_KEY_BYTES = 1024;
+    /** The watchdog-managed lease when none is configured. */
+    public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
+    /** The wait time of requests that do not give one, when none is configured. */
+    public static final Duration DEFAULT_WAIT_TIME = Duration.ofSeconds(5);
+    /** The most leases renewed in one store call, when none is configured. */
+    public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
+
+    private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final LockBackend backend;
+    private final Optional<ReleaseNotices> notices;
+    private final Duration defaultWaitTime;
+    private final long watchdogLeaseMillis;
+    private final LeaseLostPolicy leaseLostPolicy;
+    private final LockListener listener;
+    private final Watchdog watchdog;
+    private final OwnerTokens ownerTokens = new OwnerTokens();
+    private final ConcurrentHashMap<String, KeyGate> gates = new ConcurrentHashMap<>();
+    private final AtomicInteger watchedLeases = new AtomicInteger();
+
+    private LockManager(Builder builder) {
+        this.backend = builder.backend;
+        this.notices = backend.releaseNotices();
+        this.defaultWaitTime = builder.waitTime;
+        this.watchdogLeaseMillis = builder.leaseTime.toMillis();
+        this.leaseLostPolicy = builder.leaseLostPolicy;
+        this.listener = new SafeListener(builder.listeners);
+        int batchSize = Math.min(builder.renewalBatchSize, backend.maxRenewalBatchSize());
+        long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
+        this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
+    }
+
+    /** Starts configuring a manager over {@code backend}. */
+    public static Builder builder(LockBackend backend) {
+        return new Builder(backend);
+    }
+
+    /**
+     * Acquires {@code key}, waiting up to {@code waitTime} while someone else holds it; the lease is
+     * watchdog-managed.
+     *
+     * @throws LockNotAcquiredException when the wait expires or the thread is interrupted
+     * @throws LockBackendException when the store cannot be reached
+     * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     */
+    public LockHandle acquire(String key, Duration waitTime) {
+        return acquire(LockRequest.builder(key).waitTime(waitTime).build());
+    }
+
+    /**
+     * Acquires the lock {@code request} describes.
+     *
+     * @throws LockNotAcquiredException when the wait expires, the abort condition holds, or the thread is interrupted
+     * @throws LockBackendException when the store cannot be reached
+     * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     */
+    public LockHandle acquire(LockRequest request) {
+        Attempt attempt = attempt(request);
+        if (attempt.handle != null) {
+            return attempt.handle;
+        }
+        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure, Duration.ofNanos(attempt.waitedNanos));
+    }
+
+    /** Tries {@code key} once, without waiting; empty when someone else holds it. */
+    public Optional<LockHandle> tryAcquire(String key) {
+        return tryAcquire(LockRequest.builder(key).waitTime(Duration.ZERO).build());
+    }
+
+    /**
+     * Acquires the lock {@code request} describes, or returns empty when it is not acquired (wait
+     * expired, aborted, or interrupted — the interrupt status is kept).
+     *
+     * @throws LockBackendException when the store cannot be reached
+     */
+    public Optional<LockHandle> tryAcquire(LockRequest request) {
+        return Optional.ofNullable(attempt(request).handle);
+    }
+
+    /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
+    public <T, E extends Exception> T withLock(String key, Duration waitTime, LockCallback<T, E> work) throws E {
+        return withLock(LockRequest.builder(key).waitTime(waitTime).build(), work);
+    }
+
+    /** Runs {@code work} holding the lock {@code request} describes, and releases it on every exit path. */
+    public <T, E extends Exception> T withLock(LockRequest request, LockCallback<T, E> work) throws E {
+        try (LockHandle ignored = acquire(request)) {
+            return work.call();
+        }
+    }
+
+    /** The locks this manager holds now, for diagnostics. */
+    public List<HeldLock> heldLocks() {
+        List<HeldLock> held = new ArrayList<>();
+        long now = System.nanoTime();
+        for (KeyGate gate : gates.values()) {
+            Lease lease = gate.holder;
+            if (lease != null) {
+                Thread thread = lease.ownerThread;
+                held.add(new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
+                        Duration.ofNanos(now - lease.acquiredAtNanos),
+                        Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
+                        lease.fencingToken, lease.watched, lease.state));
+            }
+        }
+        return held;
+    }
+
+    /** How many watchdog-managed leases are held now. */
+    public int watchedLeaseCount() {
+        return watchedLeases.get();
+    }
+
+    /** How many renewal rounds or batches failed since start (the watchdog logs each and carries on). */
+    public long watchdogErrorCount() {
+        return watchdog.errors();
+    }
+
+    /** How many renewal calls the watchdog has made to the store since start. */
+    public long watchdogRenewCallCount() {
+        return watchdog.renewCalls();
+    }
+
+    /** The store this manager locks in. */
+    public LockBackend backend() {
+        return backend;
+    }
+
+    /**
+     * Stops the watchdog. Locks still held are no longer renewed and expire in the store after their
+     * lease; the backend is not closed (its creator owns it).
+     */
+    @Override
+    public void close() {
+        watchdog.stop();
+        int held = watchedLeases.get();
+        if (held > 0) {
+            log.warn("dlock lock manager closed while holding {} watchdog-managed locks; they expire after their lease", held);
+        }
+    }
+
+    // ---------------------------------------------------------------- acquisition
+
+    private record Attempt(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
+    }
+
+    private Attempt attempt(LockRequest request) {
+        String key = validKey(request.key());
+        String name = request.name();
+        KeyGate current = gates.get(key);
+        if (current != null) {
+            Lease held = current.holder;
+            if (held != null && held.ownerThread == Thread.currentThread() && held.reenter()) {
+                return new Attempt(new LeaseHandle(held), null, 0);
+            }
+        }
+        long start = System.nanoTime();
+        long waitNanos = (request.waitTime() != null ? request.waitTime() : defaultWaitTime).toNanos();
+        long deadline = start + waitNanos;
+        listener.onAcquireAttempt(name, key);
+
+        KeyGate gate = enterGate(key);
+        boolean passed = false;
+        Lease lease = null;
+        LockNotAcquiredException.Reason failure;
+        try {
+            failure = passGate(gate, request, deadline);
+            if (failure == null) {
+                passed = true;
+                Object outcome = acquireInStore(gate, request, key, deadline);
+                if (outcome instanceof Lease acquired) {
+                    lease = acquired;
+                } else {
+                    failure = (LockNotAcquiredException.Reason) outcome;
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            listener.onAcquireFailed(name, key, LockListener.AcquireFailure.ERROR, Duration.ofNanos(System.nanoTime() - start), e);
+            throw e;
+        } finally {
+            if (lease == null) {
+                if (passed) {
+                    gate.permit.release();
+                }
+                leaveGate(key, gate);
+            }
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        if (lease == null) {
+            listener.onAcquireFailed(name, key, failureOf(failure), waited, null);
+            return new Attempt(null, failure, waited.toNanos());
+        }
+        listener.onAcquired(name, key, lease.fencingToken, waited);
+        return new Attempt(new LeaseHandle(lease), null, 0);
+    }
+
+    /** Waits for this JVM's turn on the key; null when it is ours, otherwise why not. */
+    private static LockNotAcquiredException.Reason passGate(KeyGate gate, LockRequest request, long deadline) {
+        BooleanSupplier abortIf = request.abortIf();
+        long slice = abortIf == null ? Long.MAX_VALUE : request.abortCheckInterval().toNanos();
+        try {
+            // A timed tryAcquire honours the queue's fairness; the untimed one would barge.
+            if (gate.permit.tryAcquire(0, TimeUnit.NANOSECONDS)) {
+                return null;
+            }
+            while (true) {
+                if (abortIf != null && abortIf.getAsBoolean()) {
+                    return LockNotAcquiredException.Reason.ABORTED;
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return LockNotAcquiredException.Reason.TIMEOUT;
+                }
+                if (gate.permit.tryAcquire(Math.min(remaining, slice), TimeUnit.NANOSECONDS)) {
+                    return null;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return LockNotAcquiredException.Reason.INTERRUPTED;
+        }
+    }
+
+    /** Takes the key in the store, waiting on release notices or the holder's lease; returns the Lease or a failure reason. */
+    private Object acquireInStore(KeyGate gate, LockRequest request, String key, long deadline) {
+        BooleanSupplier abortIf = request.abortIf();
+        boolean watched = request.leaseTime() == null;
+        long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
+        String owner = ownerTokens.next();
+        Optional<Semaphore> signals = Optional.empty();
+        boolean subscribed = false;
+        long backoff = MIN_BACKOFF_NANOS;
+        try {
+            while (true) {
+                if (abortIf != null && abortIf.getAsBoolean()) {
+                    return LockNotAcquiredException.Reason.ABORTED;
+                }
+                signals.ifPresent(Semaphore::drainPermits);
+                long sentAt = System.nanoTime();
+                AcquireResult result = backend.tryAcquire(key, owner, leaseMillis);
+                if (result instanceof AcquireResult.Acquired acquired) {
+                    return held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return LockNotAcquiredException.Reason.TIMEOUT;
+                }
+                if (!subscribed) {
+                    // Subscribe, then try again at once: a release between our attempt and the
+                    // subscription would otherwise go unnoticed until the lease ran out.
+                    subscribed = true;
+                    signals = gate.releaseSignals(notices, key, Math.min(remaining, SUBSCRIBE_WAIT_NANOS));
+                    continue;
+                }
+                long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) result).remainingTtlMillis());
+                long pause;
+                if (gate.noticesActive() && ttlNanos >= 0) {
+                    pause = ttlNanos + TimeUnit.MILLISECONDS.toNanos(1);
+                } else {
+                    pause = jitter(backoff);
+                    backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
+                    if (ttlNanos >= 0) {
+                        pause = Math.min(pause, ttlNanos + TimeUnit.MILLISECONDS.toNanos(1));
+                    }
+                }
+                pause = Math.min(pause, remaining);
+                if (abortIf != null) {
+                    pause = Math.min(pause, request.abortCheckInterval().toNanos());
+                }
+                if (signals.isPresent()) {
+                    KeyGate.awaitSignal(signals.get(), pause);
+                } else {
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return LockNotAcquiredException.Reason.INTERRUPTED;
+        }
+    }
+
+    private Object held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
+                        long leaseMillis, boolean watched, long sentAt) {
+        Object group = watched ? backend.renewalGroup(key) : null;
+        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched, group, sentAt);
+        BooleanSupplier abortIf = request.abortIf();
+        boolean abort;
+        try {
+            abort = abortIf != null && abortIf.getAsBoolean();
+        } catch (RuntimeException | Error e) {
+            releaseQuietly(key, owner);
+            throw e;
+        }
+        if (abort) {
+            releaseQuietly(key, owner);
+            return LockNotAcquiredException.Reason.ABORTED;
+        }
+        gate.holder = lease;
+        if (watched) {
+            watchedLeases.incrementAndGet();
+            synchronized (lease) {
+                watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
+            }
+        }
+        return lease;
+    }
+
+    private void releaseQuietly(String key, String owner) {
+        try {
+            backend.release(key, owner);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
+        }
+    }
+
+    private static long jitter(long nanos) {
+        return nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+    }
+
+    private static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
+        return switch (reason) {
+            case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
+            case ABORTED -> LockListener.AcquireFailure.ABORTED;
+            case INTERRUPTED -> LockListener.AcquireFailure.INTERRUPTED;
+        };
+    }
+
+    /** Checks a key against the rules every backend relies on; returns it unchanged. */
+    public static String validKey(String key) {
+        if (key == null) {
+            throw new LockKeyException("lock key is null");
+        }
+        if (key.isBlank()) {
+            throw new LockKeyException("lock key is blank");
+        }
+        // A char takes at most 3 UTF-8 bytes, so short keys need no encoding to be checked.
+        if (key.length() * 3 > MAX_KEY_BYTES) {
+            int bytes = key.getBytes(StandardCharsets.UTF_8).length;
+            if (bytes > MAX_KEY_BYTES) {
+                throw new LockKeyException("lock key is " + bytes + " bytes long, the limit is " + MAX_KEY_BYTES
+                        + ": '" + key.substring(0, 64) + "...'");
+            }
+        }
+        return key;
+    }
+
+    private KeyGate enterGate(String key) {
+        return gates.compute(key, (k, gate) -> {
+            KeyGate entered = gate == null ? new KeyGate() : gate;
+            entered.users++;
+            return entered;
+        });
+    }
+
+    private void leaveGate(String key, KeyGate gate) {
+        boolean[] last = new boolean[1];
+        gates.computeIfPresent(key, (k, current) -> {
+            if (current != gate) {
+                return current;
+            }
+            last[0] = --current.users == 0;
+            return last[0] ? null : current;
+        });
+        if (last[0]) {
+            gate.closeSubscription();
+        }
+    }
+
+    // ---------------------------------------------------------------- release and lease loss
+
+    void release(Lease lease) {
+        if (!lease.dropHold()) {
+            return;
+        }
+        LockState before = lease.finish();
+        if (lease.watched) {
+            watchdog.cancel(lease);
+            if (before == LockState.HELD) {
+                watchedLeases.decrementAndGet();
+            }
+        }
+        ReleaseResult result = null;
+        RuntimeException failure = null;
+        try {
+            result = backend.release(lease.key, lease.owner);
+        } catch (RuntimeException e) {
+            failure = e;
+        } finally {
+            KeyGate gate = lease.gate;
+            if (gate.holder == lease) {
+                gate.holder = null;
+            }
+            gate.permit.release();
+            leaveGate(lease.key, gate);
+            listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
+        }
+        String lostBecause = null;
+        if (before == LockState.LOST) {
+            lostBecause = lease.lostReason;
+        } else if (result == ReleaseResult.NOT_OWNER) {
+            lostBecause = lease.watched
+                    ? "at release the key was gone or held by another owner"
+                    : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
+            listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+        }
+        if (lostBecause != null) {
+            LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
+            if (failure != null) {
+                lost.addSuppressed(failure);
+            }
+            if (leaseLostPolicy == LeaseLostPolicy.THROW) {
+                throw lost;
+            }
+            log.warn("{}", lost.getMessage());
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Called by the watchdog when the store says a held lease is gone. */
+    void leaseLost(Lease lease, String reason) {
+        if (!lease.markLost(reason)) {
+            return;
+        }
+        watchedLeases.decrementAndGet();
+        log.warn("dlock lease lost: {}: {}", lease, reason);
+        listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+        listener.onLeaseLost(lease.lockName, lease.key, reason);
+    }
+
+    void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {
+        listener.onRenewal(lease.lockName, lease.key, outcome);
+    }
+
+    /** Configures a {@link LockManager}. */
+    public static final class Builder {
+        private final LockBackend backend;
+        private Duration waitTime = DEFAULT_WAIT_TIME;
+        private Duration leaseTime = DEFAULT_LEASE_TIME;
+        private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
+        private LeaseLostPolicy leaseLostPolicy = LeaseLostPolicy.THROW;
+        private final List<LockListener> listeners = new ArrayList<>();
+        private String watchdogThreadName = "dlock-watchdog";
+
+        private Builder(LockBackend backend) {
+            this.backend = Objects.requireNonNull(backend, "backend");
+        }
+
+        /** The wait time of requests that do not set one (default 5 s). */
+        public Builder waitTime(Duration waitTime) {
+            Objects.requireNonNull(waitTime, "waitTime");
+            if (waitTime.isNegative()) {
+                throw new IllegalArgumentException("waitTime must not be negative, was " + waitTime);
+            }
+            this.waitTime = waitTime;
+            return this;
+        }
+
+        /** The watchdog-managed lease, renewed every third of it (default 30 s; at least 30 ms). */
+        public Builder leaseTime(Duration leaseTime) {
+            Objects.requireNonNull(leaseTime, "leaseTime");
+            if (leaseTime.toMillis() < 30) {
+                throw new IllegalArgumentException("leaseTime must be at least 30 ms, was " + leaseTime);
+            }
+            this.leaseTime = leaseTime;
+            return this;
+        }
+
+        /** The most leases the watchdog renews in one store call (default 100). */
+        public Builder renewalBatchSize(int renewalBatchSize) {
+            if (renewalBatchSize < 1) {
+                throw new IllegalArgumentException("renewalBatchSize must be at least 1, was " + renewalBatchSize);
+            }
+            this.renewalBatchSize = renewalBatchSize;
+            return this;
+        }
+
+        /** Whether releasing a lost lease throws {@link LockLostException} or logs (default throw). */
+        public Builder leaseLostPolicy(LeaseLostPolicy policy) {
+            this.leaseLostPolicy = Objects.requireNonNull(policy, "leaseLostPolicy");
+            return this;
+        }
+
+        /** Adds a listener; listeners are called in the order added. */
+        public Builder listener(LockListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /** Names the watchdog thread (default {@code dlock-watchdog}). */
+        public Builder watchdogThreadName(String name) {
+            this.watchdogThreadName = Objects.requireNonNull(name, "watchdogThreadName");
+            return this;
+        }
+
+        /** Builds the manager and starts its watchdog thread. */
+        public LockManager build() {
+            return new LockManager(this);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package dev.dlock.core;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What to lock and how: key, static name, wait time, lease, and an optional abort condition.
+ * Immutable; build with {@link #builder(String)}.
+ */
+public final class LockRequest {
+
+    /** The name used when a request does not give one. */
+    public static final String DEFAULT_NAME = "default";
+    /** How often a waiter re-checks its abort condition when no release notice comes. */
+    public static final Duration DEFAULT_ABORT_CHECK_INTERVAL = Duration.ofMillis(100);
+
+    private final String key;
+    private final String name;
+    private final Duration waitTime;
+    private final Duration leaseTime;
+    private final BooleanSupplier abortIf;
+    private final Duration abortCheckInterval;
+
+    private LockRequest(Builder builder) {
+        this.key = builder.key;
+        this.name = builder.name;
+        this.waitTime = builder.waitTime;
+        this.leaseTime = builder.leaseTime;
+        this.abortIf = builder.abortIf;
+        this.abortCheckInterval = builder.abortCheckInterval;
+    }
+
+    /** Starts a request for {@code key}; the key is validated when the request is used. */
+    public static Builder builder(String key) {
+        return new Builder(key);
+    }
+
+    /** The logical key to lock. */
+    public String key() {
+        return key;
+    }
+
+    /** The lock's static name, used as the metrics tag. */
+    public String name() {
+        return name;
+    }
+
+    /** How long to wait for a held key; null means the manager's default. */
+    public Duration waitTime() {
+        return waitTime;
+    }
+
+    /** A fixed lease with no renewal; null means a watchdog-managed lease. */
+    public Duration leaseTime() {
+        return leaseTime;
+    }
+
+    /** Gives up the attempt when it returns true; null when there is none. */
+    public BooleanSupplier abortIf() {
+        return abortIf;
+    }
+
+    /** How often a waiting thread re-checks {@link #abortIf()}. */
+    public Duration abortCheckInterval() {
+        return abortCheckInterval;
+    }
+
+    /** Builds a {@link LockRequest}. */
+    public static final class Builder {
+        private final String key;
+        private String name = DEFAULT_NAME;
+        private Duration waitTime;
+        private Duration leaseTime;
+        private BooleanSupplier abortIf;
+        private Duration abortCheckInterval = DEFAULT_ABORT_CHECK_INTERVAL;
+
+        private Builder(String key) {
+            this.key = key;
+        }
+
+        /** Sets the lock's static name (bounded: never put ids in it). */
+        public Builder name(String name) {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("lock name must not be blank");
+            }
+            this.name = name;
+            return this;
+        }
+
+        /** Sets how long to wait; {@link Duration#ZERO} tries once. */
+        public Builder waitTime(Duration waitTime) {
+            this.waitTime = requireNonNegative("waitTime", waitTime);
+            return this;
+        }
+
+        /** Sets a fixed lease that is never renewed; null restores the watchdog-managed lease. */
+        public Builder leaseTime(Duration leaseTime) {
+            if (leaseTime != null && (leaseTime.isZero() || leaseTime.isNegative())) {
+                throw new IllegalArgumentException("leaseTime must be positive, was " + leaseTime);
+            }
+            this.leaseTime = leaseTime;
+            return this;
+        }
+
+        /** Sets a condition checked before waiting, at every wake-up, and once after acquiring. */
+        public Builder abortIf(BooleanSupplier abortIf) {
+            this.abortIf = abortIf;
+            return this;
+        }
+
+        /** Sets how often a waiter re-checks the abort condition when no release notice arrives. */
+        public Builder abortCheckInterval(Duration interval) {
+            Objects.requireNonNull(interval, "abortCheckInterval");
+            if (interval.isZero() || interval.isNegative()) {
+                throw new IllegalArgumentException("abortCheckInterval must be positive, was " + interval);
+            }
+            this.abortCheckInterval = interval;
+            return this;
+        }
+
+        /** Builds the request. */
+        public LockRequest build() {
+            return new LockRequest(this);
+        }
+
+        private static Duration requireNonNegative(String what, Duration value) {
+            Objects.requireNonNull(value, what);
+            if (value.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, was " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.dlock.core;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/** Fans events out to the registered listeners; a listener that throws is logged and never reaches the caller. */
+final class SafeListener implements LockListener {
+
+    private static final Logger log = LoggerFactory.getLogger(SafeListener.class);
+
+    private final LockListener[] listeners;
+
+    SafeListener(List<LockListener> listeners) {
+        this.listeners = listeners.toArray(LockListener[]::new);
+    }
+
+    private void each(String event, Consumer<LockListener> call) {
+        for (LockListener listener : listeners) {
+            try {
+                call.accept(listener);
+            } catch (Throwable t) {
+                log.warn("dlock listener {} failed on {}; ignored", listener, event, t);
+            }
+        }
+    }
+
+    @Override
+    public void onAcquireAttempt(String lockName, String key) {
+        each("acquire attempt", l -> l.onAcquireAttempt(lockName, key));
+    }
+
+    @Override
+    public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
+        each("acquired", l -> l.onAcquired(lockName, key, fencingToken, waited));
+    }
+
+    @Override
+    public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
+        each("acquire failed", l -> l.onAcquireFailed(lockName, key, failure, waited, error));
+    }
+
+    @Override
+    public void onReleased(String lockName, String key, Duration held) {
+        each("released", l -> l.onReleased(lockName, key, held));
+    }
+
+    @Override
+    public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+        each("renewal", l -> l.onRenewal(lockName, key, outcome));
+    }
+
+    @Override
+    public void onLeaseLost(String lockName, String key, String reason) {
+        each("lease lost", l -> l.onLeaseLost(lockName, key, reason));
+    }
+}

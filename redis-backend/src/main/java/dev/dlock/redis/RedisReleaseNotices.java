@@ -97,7 +97,8 @@ final class RedisReleaseNotices implements ReleaseNotices {
         if (subscriberThread == null) {
             return;
         }
-        subscriberThread.interrupt();
+        // No interrupt: Jedis ends its read loop on interrupt without draining the UNSUBSCRIBE replies and
+        // hands the connection back to the client's pool with those replies unread. notifyAll() above wakes the backoff.
         try {
             subscriberThread.join(CLOSE_TIMEOUT_MILLIS);
         } catch (InterruptedException e) {
@@ -137,15 +138,26 @@ final class RedisReleaseNotices implements ReleaseNotices {
             if (connection.wasLive) {
                 backoffMillis = INITIAL_BACKOFF_MILLIS;
             }
-            try {
-                Thread.sleep(backoffMillis);
-            } catch (InterruptedException e) {
-                // close() interrupts the backoff; the loop condition decides whether to go on.
-                Thread.interrupted();
-            }
+            awaitBackoff(backoffMillis);
             backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF_MILLIS);
         }
         log.debug("Release notice subscriber stopped");
+    }
+
+    /** Sleeps for the backoff on the monitor close() notifies, so closing never waits for a backoff to end. */
+    private void awaitBackoff(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (lock) {
+            long remaining;
+            while (!closed && (remaining = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, remaining);
+                } catch (InterruptedException e) {
+                    // Only close() may stop this thread; an interrupt would also corrupt Jedis's read loop.
+                    log.debug("Release notice subscriber ignores an interrupt");
+                }
+            }
+        }
     }
 
     /** Called on the subscriber thread when the server confirmed the control channel on a new connection. */

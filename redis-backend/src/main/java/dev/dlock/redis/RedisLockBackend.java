@@ -246,6 +246,8 @@ public final class RedisLockBackend implements LockBackend {
         }
     }
 
+    // JedisCluster is deprecated in Jedis 7 in favour of RedisClusterClient, but users still hand it in.
+    @SuppressWarnings("deprecation")
     private static boolean isClusterClient(UnifiedJedis client) {
         return client instanceof JedisCluster || client instanceof RedisClusterClient;
     }

@@ -98,6 +98,7 @@ class RedisReleaseNoticesTest {
             // The subscriber survived the throwing listener.
             CountDownLatch again = new CountDownLatch(1);
             try (Subscription third = notices.subscribe("shared", again::countDown)) {
+                assertThat(third.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire("shared", "b", 10_000);
                 backend.release("shared", "b");
                 assertThat(again.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();

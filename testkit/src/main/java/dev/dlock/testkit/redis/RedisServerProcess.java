@@ -55,14 +55,16 @@ public final class RedisServerProcess implements AutoCloseable {
     private final Path directory;
     private final Path logFile;
     private final int port;
+    private final List<String> extraArguments;
     private volatile Process process;
     private volatile boolean closed;
 
-    private RedisServerProcess(Path binary, Path directory, int port) {
+    private RedisServerProcess(Path binary, Path directory, int port, List<String> extraArguments) {
         this.binary = binary;
         this.directory = directory;
         this.logFile = directory.resolve("redis-server.log");
         this.port = port;
+        this.extraArguments = List.copyOf(extraArguments);
     }
 
     /** Starts a server with the binary chosen by {@code dlock.redis.server}, PATH, or embedded-redis. */
@@ -77,6 +79,28 @@ public final class RedisServerProcess implements AutoCloseable {
 
     /** Starts a server from {@code binary} on a free loopback port, retrying when the port is taken meanwhile. */
     public static RedisServerProcess start(Path binary) {
+        return start(binary, List.of());
+    }
+
+    /**
+     * Starts a one-node Redis Cluster that owns all 16384 slots, so cluster clients (and their
+     * CROSSSLOT checks) can be tested against a single process.
+     */
+    public static RedisServerProcess startSingleNodeCluster() {
+        RedisServerProcess server = start(RedisBinaries.resolve(),
+                List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"));
+        try (Jedis admin = server.admin()) {
+            int[] slots = new int[16384];
+            for (int slot = 0; slot < slots.length; slot++) {
+                slots[slot] = slot;
+            }
+            admin.clusterAddSlots(slots);
+        }
+        server.awaitClusterOk();
+        return server;
+    }
+
+    private static RedisServerProcess start(Path binary, List<String> extraArguments) {
         Path directory;
         try {
             directory = Files.createTempDirectory("dlock-redis-");
@@ -85,7 +109,7 @@ public final class RedisServerProcess implements AutoCloseable {
         }
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            RedisServerProcess server = new RedisServerProcess(binary, directory, freePort());
+            RedisServerProcess server = new RedisServerProcess(binary, directory, freePort(), extraArguments);
             LIVE.add(server);
             try {
                 server.launch();
@@ -176,6 +200,10 @@ public final class RedisServerProcess implements AutoCloseable {
         }
         kill();
         launch();
+        if (extraArguments.contains("--cluster-enabled")) {
+            // nodes.conf in the directory survives, so the node still owns its slots; wait until it says so.
+            awaitClusterOk();
+        }
         log.info("Restarted {} on {}", binary, uri());
     }
 
@@ -246,6 +274,7 @@ public final class RedisServerProcess implements AutoCloseable {
                 "--dir", directory.toString(),
                 "--daemonize", "no",
                 "--logfile", ""));
+        command.addAll(extraArguments);
         ProcessBuilder builder = new ProcessBuilder(command)
                 .directory(directory.toFile())
                 .redirectErrorStream(true)
@@ -280,6 +309,18 @@ public final class RedisServerProcess implements AutoCloseable {
         awaitExit(process);
         throw new IllegalStateException("redis-server did not answer PING on port " + port + " within "
                 + STARTUP_TIMEOUT.toSeconds() + " s (last error: " + lastFailure + "); log:\n" + logTail());
+    }
+
+    private void awaitClusterOk() {
+        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+        try (Jedis admin = admin()) {
+            while (!admin.clusterInfo().contains("cluster_state:ok")) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Single-node cluster on port " + port + " did not reach cluster_state:ok");
+                }
+                sleep(Duration.ofMillis(20));
+            }
+        }
     }
 
     private String logTail() {

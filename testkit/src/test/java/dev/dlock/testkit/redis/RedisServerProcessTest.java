@@ -85,6 +85,20 @@ class RedisServerProcessTest {
     }
 
     @Test
+    void singleNodeClusterOwnsAllSlotsAlsoAfterRestart() {
+        try (RedisServerProcess server = RedisServerProcess.startSingleNodeCluster()) {
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.clusterInfo()).contains("cluster_state:ok", "cluster_slots_assigned:16384");
+            }
+            server.kill();
+            server.restart();
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.clusterInfo()).contains("cluster_state:ok");
+            }
+        }
+    }
+
+    @Test
     void gracefulStopEndsTheProcess() {
         try (RedisServerProcess server = RedisServerProcess.start()) {
             server.stop();

@@ -178,15 +178,23 @@ final class RedisReleaseNotices implements ReleaseNotices {
     }
 
     private void connectionEnded(Connection connection) {
+        List<Map.Entry<String, List<ListenerSubscription>>> toNotify = new ArrayList<>();
         synchronized (lock) {
             if (live == connection) {
                 live = null;
             }
-            for (Channel channel : channels.values()) {
+            for (Map.Entry<String, Channel> entry : channels.entrySet()) {
+                Channel channel = entry.getValue();
                 channel.active = false;
                 // Releases published while we were disconnected are gone; tell the listeners once we are back.
                 channel.missedNotices = true;
+                toNotify.add(Map.entry(entry.getKey(), new ArrayList<>(channel.subscriptions)));
             }
+        }
+        // Waiters must stop relying on notices now: woken, they fall back to polling the store,
+        // which also tells them at once when the store itself is gone.
+        for (Map.Entry<String, List<ListenerSubscription>> entry : toNotify) {
+            notifyAll(entry.getKey(), entry.getValue(), "connection lost");
         }
     }
 

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The backend contract against a real standalone redis-server started for this class. */
 class RedisLockManagerContractTest extends LockBackendContractTest {
 
-    private static RedisServerProcess redis;
+    static RedisServerProcess redis;
 
     @BeforeAll
     static void startRedis() {

@@ -1,0 +1,19 @@
+package dev.dlock.redis;
+
+import dev.dlock.testkit.redis.RedisServerProcess;
+import org.junit.jupiter.api.BeforeAll;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The same contract against the Redis 6.2 binary that arrives through Maven (embedded-redis): what a
+ * machine without {@code redis-server} on its PATH runs, and the oldest Redis the scripts must work on.
+ */
+class EmbeddedRedisContractTest extends RedisLockManagerContractTest {
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServerProcess.startEmbedded();
+        assertThat(redis.version()).startsWith("6.2");
+    }
+}

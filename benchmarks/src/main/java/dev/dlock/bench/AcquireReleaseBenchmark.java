@@ -68,6 +68,14 @@ public class AcquireReleaseBenchmark {
         }
     }
 
+    /** The Redis backend alone, without the engine: what the scripts cost against the raw baseline. */
+    @Benchmark
+    public Object backendOnly(Clients clients, ThreadKey thread) {
+        String owner = clients.ownerPrefix + clients.ownerSequence.incrementAndGet();
+        clients.backend.tryAcquire(thread.key, owner, 30_000);
+        return clients.backend.release(thread.key, owner);
+    }
+
     /** Raw Jedis: SET NX PX with an owner token, then the compare-and-delete script. */
     @Benchmark
     public Object rawJedis(Clients clients, ThreadKey thread) {

@@ -1,0 +1,733 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.LeaseLostPolicy;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockLostException;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockNotAcquiredException;
+import dev.dlock.core.LockRequest;
+import dev.dlock.core.LockState;
+import dev.dlock.core.ReleaseResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The behaviour every lock backend must show through {@link LockManager}, run against a real store.
+ * A backend module extends this class once per connection mode and provides the store hooks; a new
+ * backend is done when this suite passes against its real server.
+ */
+public abstract class LockBackendContractTest {
+
+    /** Creates backends (each with its own client) connected to the store under test. */
+    protected abstract BackendFactory factory();
+
+    /** The connection string {@link #factory()} understands; also handed to the child JVM. */
+    protected abstract String connection();
+
+    /** Deletes the logical {@code key}'s lock entry behind its holder's back. */
+    protected abstract void deleteKey(String key);
+
+    /** Deletes everything in the store (FLUSHALL). */
+    protected abstract void wipeStore();
+
+    /** Kills the store process abruptly. */
+    protected abstract void crashStore();
+
+    /** Starts the store again at the same address, empty. */
+    protected abstract void restartStore();
+
+    /** How many commands the store has executed so far (its own statistics, not the client's). */
+    protected abstract long storeCommandCount();
+
+    private final List<LockManager> managers = new ArrayList<>();
+    private final List<LockBackend> backends = new ArrayList<>();
+    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+    private String key;
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = "contract:" + test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void closeManagers() {
+        threads.forEach(Thread::interrupt);
+        managers.forEach(LockManager::close);
+        backends.forEach(b -> factory().dispose(b));
+        managers.clear();
+        backends.clear();
+    }
+
+    /** A recording wrapper over a fresh backend; each acts like a separate process. */
+    protected RecordingBackend newBackend() {
+        LockBackend backend = factory().create(connection());
+        backends.add(backend);
+        return new RecordingBackend(backend);
+    }
+
+    /** A manager over {@code backend}, closed after the test. */
+    protected LockManager manager(LockBackend backend, Consumer<LockManager.Builder> config) {
+        LockManager.Builder builder = LockManager.builder(backend);
+        config.accept(builder);
+        LockManager manager = builder.build();
+        managers.add(manager);
+        return manager;
+    }
+
+    /** A manager over a fresh backend with default settings. */
+    protected LockManager manager() {
+        return manager(newBackend(), b -> { });
+    }
+
+    // ------------------------------------------------------------------ exclusion
+
+    @Test
+    void sixteenThreadsOnTwoManagersNeverOverlap() throws Exception {
+        LockManager first = manager();
+        LockManager second = manager();
+        OverlapDetector detector = new OverlapDetector();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                LockManager locks = t % 2 == 0 ? first : second;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 500; i++) {
+                        try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
+                            detector.enter();
+                            tokens.add(lock.fencingToken());
+                            detector.incrementUnsafely();
+                            detector.exit();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(detector.overlaps()).isZero();
+        assertThat(detector.counter()).isEqualTo(16 * 500);
+        assertStrictlyIncreasing(tokens);
+    }
+
+    @Test
+    void virtualThreadsNeverOverlap() throws Exception {
+        ExecutorService pool;
+        try {
+            pool = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        } catch (NoSuchMethodException e) {
+            assumeTrue(false, "virtual threads need Java 21+");
+            return;
+        }
+        LockManager locks = manager();
+        OverlapDetector detector = new OverlapDetector();
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 64; t++) {
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 20; i++) {
+                        try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
+                            detector.enter();
+                            detector.incrementUnsafely();
+                            detector.exit();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(detector.overlaps()).isZero();
+        assertThat(detector.counter()).isEqualTo(64 * 20);
+    }
+
+    @Test
+    void twoJvmsNeverOverlapAndFencingTokensKeepIncreasing(@TempDir Path dir) throws Exception {
+        int childIterations = 400;
+        Path childLog = dir.resolve("child.log");
+        Process child = new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
+                Contender.class.getName(), factory().getClass().getName(), connection(), key,
+                Integer.toString(childIterations), dir.toString())
+                .redirectErrorStream(true).redirectOutput(childLog.toFile()).start();
+        try {
+            Contender contender = new Contender(dir);
+            // Start contending once the child is in its loop, so that the two really compete.
+            awaitTrue(Duration.ofSeconds(60), () -> {
+                try {
+                    return contender.counter() > 0 || !child.isAlive();
+                } catch (IOException | NumberFormatException e) {
+                    return false;
+                }
+            });
+            LockManager locks = manager();
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            List<Future<Integer>> overlaps = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                overlaps.add(pool.submit(() -> contender.run(locks, key, 200)));
+            }
+            int parentOverlaps = 0;
+            for (Future<Integer> f : overlaps) {
+                parentOverlaps += f.get(3, TimeUnit.MINUTES);
+            }
+            pool.shutdown();
+            assertThat(child.waitFor(3, TimeUnit.MINUTES)).as("child finished").isTrue();
+            assertThat(child.exitValue()).as("child exit (3 = overlaps seen); log:%n%s", Files.readString(childLog)).isZero();
+            assertThat(parentOverlaps).isZero();
+            assertThat(contender.counter()).isEqualTo(childIterations + 400);
+            List<Long> tokens = Files.readAllLines(dir.resolve("tokens")).stream().map(Long::parseLong).toList();
+            assertThat(tokens).hasSize(childIterations + 400);
+            assertStrictlyIncreasing(tokens);
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    // ------------------------------------------------------------------ ownership
+
+    @Test
+    void onlyTheOwnerReleases() {
+        LockManager holder = manager();
+        LockManager other = manager();
+        RecordingBackend stranger = newBackend();
+        try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
+            assertThat(stranger.release(key, "not-the-owner")).isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(other.tryAcquire(key)).as("still held after a stranger's release").isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+        }
+        Optional<LockHandle> after = other.tryAcquire(key);
+        assertThat(after).isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void aHandleCanBeReleasedByAnotherThread() throws Exception {
+        LockManager holder = manager();
+        LockManager other = manager();
+        LockHandle lock = holder.acquire(key, Duration.ZERO);
+        Thread closer = new Thread(lock::close);
+        closer.start();
+        closer.join(10_000);
+        assertThat(lock.state()).isEqualTo(LockState.RELEASED);
+        Optional<LockHandle> next = other.tryAcquire(key);
+        assertThat(next).isPresent();
+        next.get().close();
+    }
+
+    @Test
+    void closingTwiceReleasesOnceAndFailsLoudly() {
+        RecordingBackend backend = newBackend();
+        LockManager holder = manager(backend, b -> { });
+        LockManager other = manager();
+        LockHandle lock = holder.acquire(key, Duration.ZERO);
+        lock.close();
+        try (LockHandle next = other.acquire(key, Duration.ZERO)) {
+            assertThatThrownBy(lock::close).isInstanceOf(IllegalStateException.class).hasMessageContaining(key);
+            assertThat(backend.releases).hasValue(1);
+            assertThat(manager().tryAcquire(key)).as("the second close deleted nothing").isEmpty();
+            assertThat(next.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void reentryCostsNoStoreCommands() {
+        RecordingBackend backend = newBackend();
+        LockManager locks = manager(backend, b -> { });
+        try (LockHandle outer = locks.acquire(key, Duration.ZERO)) {
+            long before = storeCommandCount();
+            try (LockHandle middle = locks.acquire(key, Duration.ZERO);
+                 LockHandle inner = locks.acquire(key, Duration.ZERO)) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+                assertThat(middle.isHeld()).isTrue();
+            }
+            assertThat(storeCommandCount() - before).as("store commands for re-entry depth 3").isZero();
+            assertThat(outer.isHeld()).isTrue();
+            assertThat(manager().tryAcquire(key)).as("inner releases keep the key").isEmpty();
+        }
+        assertThat(backend.acquires).hasValue(1);
+        assertThat(backend.releases).hasValue(1);
+        Optional<LockHandle> after = manager().tryAcquire(key);
+        assertThat(after).as("the outermost release frees the key").isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void otherThreadsOfTheSameJvmDoNotReenter() throws Exception {
+        LockManager locks = manager();
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            AtomicReference<Optional<LockHandle>> fromOtherThread = new AtomicReference<>();
+            Thread other = new Thread(() -> fromOtherThread.set(locks.tryAcquire(key)));
+            other.start();
+            other.join(10_000);
+            assertThat(fromOtherThread.get()).isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void aDetachedLockIsNotReenteredByItsThread() {
+        LockManager locks = manager();
+        LockHandle detached = locks.acquire(key, Duration.ZERO).detachFromThread();
+        try {
+            assertThat(locks.tryAcquire(key)).isEmpty();
+        } finally {
+            detached.close();
+        }
+    }
+
+    @Test
+    void badKeysAreRejectedBeforeTouchingTheStore() {
+        RecordingBackend backend = newBackend();
+        LockManager locks = manager(backend, b -> { });
+        assertThatThrownBy(() -> locks.acquire(null, Duration.ZERO)).isInstanceOf(LockKeyException.class).hasMessageContaining("null");
+        assertThatThrownBy(() -> locks.acquire("  ", Duration.ZERO)).isInstanceOf(LockKeyException.class).hasMessageContaining("blank");
+        assertThatThrownBy(() -> locks.acquire("k".repeat(1025), Duration.ZERO)).isInstanceOf(LockKeyException.class).hasMessageContaining("1024");
+        assertThat(backend.acquires).hasValue(0);
+        String unusual = "order {42} with spaces, ünïcødé and }braces{" + "x".repeat(900);
+        try (LockHandle lock = locks.acquire(unusual, Duration.ZERO)) {
+            assertThat(manager().tryAcquire(unusual)).isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    // ------------------------------------------------------------------ leases and the watchdog
+
+    @Test
+    void aFixedLeaseExpiresAndItsLateReleaseReportsTheLoss() {
+        LockManager first = manager();
+        LockManager second = manager();
+        LockHandle lock = first.acquire(LockRequest.builder(key).leaseTime(Duration.ofMillis(300)).waitTime(Duration.ZERO).build());
+        try (LockHandle next = second.acquire(key, Duration.ofSeconds(10))) {
+            assertThat(lock.isHeld()).isFalse();
+            assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining(key);
+            assertThat(next.isHeld()).isTrue();
+            assertThat(manager().tryAcquire(key)).as("the late release deleted nothing").isEmpty();
+        }
+    }
+
+    @Test
+    void theWatchdogKeepsAOneSecondLeaseAliveForFiveSeconds() {
+        AtomicInteger renewed = new AtomicInteger();
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(renewals(renewed)));
+        LockManager other = manager();
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() < end) {
+                assertThat(other.tryAcquire(key)).as("held while renewed").isEmpty();
+                sleep(250);
+            }
+            assertThat(lock.isHeld()).isTrue();
+        }
+        assertThat(renewed.get()).isGreaterThanOrEqualTo(8);
+        Optional<LockHandle> after = other.tryAcquire(key);
+        assertThat(after).isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void aReleasedLeaseIsNeverRenewedAgain() {
+        RecordingBackend backend = newBackend();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofSeconds(1)));
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            awaitTrue(Duration.ofSeconds(5), () -> backend.renewalsOf(key) >= 1);
+        }
+        long renewalsAtRelease = backend.renewalsOf(key);
+        String witness = key + ":witness";
+        try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
+            // Three renewals of another lease prove the watchdog went round several times since.
+            awaitTrue(Duration.ofSeconds(10), () -> backend.renewalsOf(witness) >= 3);
+        }
+        assertThat(backend.renewalsOf(key)).isEqualTo(renewalsAtRelease);
+    }
+
+    @Test
+    void aReleaseThatLandsWhileTheWatchdogHoldsTheLeaseWins() throws Exception {
+        RecordingBackend backend = newBackend();
+        AtomicInteger lost = new AtomicInteger();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).listener(losses(lost)));
+        CountDownLatch renewalInHand = new CountDownLatch(1);
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        backend.beforeRenew(batch -> {
+            if (batch.stream().anyMatch(r -> r.key().equals(key)) && first.compareAndSet(true, false)) {
+                renewalInHand.countDown();
+                try {
+                    released.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        assertThat(renewalInHand.await(10, TimeUnit.SECONDS)).isTrue();
+        lock.close();
+        released.countDown();
+        String witness = key + ":witness";
+        try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
+            awaitTrue(Duration.ofSeconds(10), () -> backend.renewalsOf(witness) >= 3);
+        }
+        assertThat(backend.renewalsOf(key)).as("only the renewal that was in hand").isEqualTo(1);
+        assertThat(lost).as("a released lease is not reported lost").hasValue(0);
+        Optional<LockHandle> after = manager().tryAcquire(key);
+        assertThat(after).isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void aDeletedKeyIsReportedLostToItsHolder() throws Exception {
+        CountDownLatch lost = new CountDownLatch(1);
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String lostKey, String reason) {
+                lost.countDown();
+            }
+        }));
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        deleteKey(key);
+        assertThat(lost.await(10, TimeUnit.SECONDS)).as("listener told").isTrue();
+        assertThat(lock.isHeld()).isFalse();
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).as("a lost lease is not re-entered").isInstanceOf(LockLostException.class);
+        assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
+        assertThat(locks.heldLocks()).isEmpty();
+    }
+
+    @Test
+    void aWipedStoreIsReportedLostAndTheLogPolicyDoesNotThrow() throws Exception {
+        CountDownLatch lost = new CountDownLatch(1);
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1))
+                .leaseLostPolicy(LeaseLostPolicy.LOG).listener(new LockListener() {
+                    @Override
+                    public void onLeaseLost(String lockName, String lostKey, String reason) {
+                        lost.countDown();
+                    }
+                }));
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        wipeStore();
+        assertThat(lost.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        lock.close();
+        assertThat(lock.state()).isEqualTo(LockState.RELEASED);
+    }
+
+    @Test
+    void aThrowingListenerNeverReachesTheCaller() {
+        LockManager locks = manager(newBackend(), b -> b.listener(new LockListener() {
+            @Override
+            public void onAcquired(String lockName, String k, long fencingToken, Duration waited) {
+                throw new IllegalStateException("listener bug");
+            }
+
+            @Override
+            public void onReleased(String lockName, String k, Duration held) {
+                throw new IllegalStateException("listener bug");
+            }
+        }));
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    // ------------------------------------------------------------------ waiting
+
+    @Test
+    void aWaitEndsAtItsWaitTime() {
+        LockManager holder = manager();
+        LockManager waiter = manager();
+        try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> waiter.acquire(key, Duration.ofMillis(300)))
+                    .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.TIMEOUT);
+                        assertThat(e.key()).isEqualTo(key);
+                    });
+            assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(300));
+            assertThat(waiter.tryAcquire(key)).isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void aReleaseWakesTheWaiterLongBeforeTheLeaseRunsOut() throws Exception {
+        LockManager holder = manager();
+        RecordingBackend waiterBackend = newBackend();
+        LockManager waiter = manager(waiterBackend, b -> { });
+        LockHandle lock = holder.acquire(key, Duration.ZERO);
+        AtomicLong acquiredAt = new AtomicLong();
+        Thread waiting = start(() -> {
+            try (LockHandle next = waiter.acquire(key, Duration.ofSeconds(25))) {
+                acquiredAt.set(System.nanoTime());
+            }
+        });
+        // Two "held" answers: the first attempt, and the retry right after subscribing.
+        awaitTrue(Duration.ofSeconds(10), () -> waiterBackend.heldAnswers.get() >= 2);
+        long releasedAt = System.nanoTime();
+        lock.close();
+        waiting.join(20_000);
+        assertThat(acquiredAt.get()).as("waiter acquired").isNotZero();
+        // The holder's lease had 30 s left: only a release notice explains a wake-up within seconds.
+        assertThat(acquiredAt.get() - releasedAt).isLessThan(TimeUnit.SECONDS.toNanos(5));
+    }
+
+    @Test
+    void anInterruptEndsTheWaitAndLeavesNothingHeld() throws Exception {
+        LockManager holder = manager();
+        RecordingBackend waiterBackend = newBackend();
+        LockManager waiter = manager(waiterBackend, b -> { });
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
+        try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
+            Thread waiting = start(() -> {
+                try {
+                    waiter.acquire(key, Duration.ofSeconds(30)).close();
+                } catch (Throwable t) {
+                    outcome.set(t);
+                    stillInterrupted.set(Thread.currentThread().isInterrupted());
+                }
+            });
+            awaitTrue(Duration.ofSeconds(10), () -> waiterBackend.heldAnswers.get() >= 2);
+            waiting.interrupt();
+            waiting.join(10_000);
+            assertThat(waiting.isAlive()).isFalse();
+            assertThat(lock.isHeld()).isTrue();
+        }
+        assertThat(outcome.get()).isInstanceOfSatisfying(LockNotAcquiredException.class,
+                e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED));
+        assertThat(stillInterrupted).as("interrupt status kept").isTrue();
+        assertThat(waiter.heldLocks()).isEmpty();
+        Optional<LockHandle> after = waiter.tryAcquire(key);
+        assertThat(after).isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void anAbortConditionEndsTheWaitWithinItsCheckInterval() throws Exception {
+        LockManager holder = manager();
+        LockManager waiter = manager();
+        AtomicBoolean soldOut = new AtomicBoolean();
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        AtomicLong endedAt = new AtomicLong();
+        try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
+            Thread waiting = start(() -> {
+                try {
+                    waiter.acquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(30)).abortIf(soldOut::get).build()).close();
+                } catch (Throwable t) {
+                    outcome.set(t);
+                }
+                endedAt.set(System.nanoTime());
+            });
+            sleep(300);
+            long flippedAt = System.nanoTime();
+            soldOut.set(true);
+            waiting.join(10_000);
+            assertThat(endedAt.get() - flippedAt).isLessThan(TimeUnit.SECONDS.toNanos(1));
+            assertThat(lock.isHeld()).isTrue();
+        }
+        assertThat(outcome.get()).isInstanceOfSatisfying(LockNotAcquiredException.class,
+                e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.ABORTED));
+    }
+
+    @Test
+    void anAbortRightAfterAcquiringReleasesTheKey() {
+        LockManager locks = manager();
+        AtomicInteger checks = new AtomicInteger();
+        BooleanSupplier trueOnSecondCheck = () -> checks.incrementAndGet() >= 2;
+        assertThat(locks.tryAcquire(LockRequest.builder(key).waitTime(Duration.ZERO).abortIf(trueOnSecondCheck).build())).isEmpty();
+        assertThat(checks.get()).isEqualTo(2);
+        Optional<LockHandle> after = manager().tryAcquire(key);
+        assertThat(after).as("the aborted acquisition released the key").isPresent();
+        after.get().close();
+    }
+
+    @Test
+    void withLockRunsTheWorkHoldingTheKeyAndPassesCheckedExceptions() {
+        LockManager locks = manager();
+        LockManager other = manager();
+        String result = locks.withLock(key, Duration.ZERO, () -> {
+            assertThat(other.tryAcquire(key)).isEmpty();
+            return "done";
+        });
+        assertThat(result).isEqualTo("done");
+        assertThatThrownBy(() -> locks.withLock(key, Duration.ZERO, () -> {
+            throw new IOException("checked");
+        })).isInstanceOf(IOException.class);
+        Optional<LockHandle> after = other.tryAcquire(key);
+        assertThat(after).isPresent();
+        after.get().close();
+    }
+
+    // ------------------------------------------------------------------ store failures
+
+    /** Tests that crash the store; each restarts it before it ends. */
+    @Nested
+    class WhenTheStoreFails {
+
+        @Test
+        void aCrashDuringAHoldIsReportedAsALostLease() throws Exception {
+            CountDownLatch lost = new CountDownLatch(1);
+            LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(new LockListener() {
+                @Override
+                public void onLeaseLost(String lockName, String lostKey, String reason) {
+                    lost.countDown();
+                }
+            }));
+            LockHandle lock = locks.acquire(key, Duration.ZERO);
+            try {
+                crashStore();
+                assertThat(lost.await(15, TimeUnit.SECONDS)).as("holder told within the lease").isTrue();
+                assertThat(lock.isHeld()).isFalse();
+            } finally {
+                restartStore();
+            }
+            assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
+        }
+
+        @Test
+        void aCrashDuringAWaitEndsTheWaitWithABackendError() throws Exception {
+            LockManager holder = manager();
+            RecordingBackend waiterBackend = newBackend();
+            LockManager waiter = manager(waiterBackend, b -> { });
+            holder.acquire(key, Duration.ZERO);
+            AtomicReference<Throwable> outcome = new AtomicReference<>();
+            Thread waiting = start(() -> {
+                try {
+                    waiter.acquire(key, Duration.ofSeconds(60)).close();
+                } catch (Throwable t) {
+                    outcome.set(t);
+                }
+            });
+            try {
+                awaitTrue(Duration.ofSeconds(10), () -> waiterBackend.heldAnswers.get() >= 2);
+                crashStore();
+                waiting.join(20_000);
+                assertThat(waiting.isAlive()).as("the waiter is not left hanging").isFalse();
+            } finally {
+                restartStore();
+            }
+            assertThat(outcome.get()).isInstanceOf(LockBackendException.class);
+            assertThat(waiter.heldLocks()).isEmpty();
+        }
+
+        @Test
+        void anAcquireAgainstADeadStoreFailsFast() {
+            LockManager locks = manager();
+            try {
+                crashStore();
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> locks.acquire(key, Duration.ofSeconds(30))).isInstanceOf(LockBackendException.class);
+                assertThat(System.nanoTime() - start).as("fails within the client timeout, not the wait time")
+                        .isLessThan(TimeUnit.SECONDS.toNanos(15));
+                assertThat(locks.heldLocks()).isEmpty();
+            } finally {
+                restartStore();
+            }
+            try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(10))) {
+                assertThat(lock.isHeld()).as("works again once the store is back").isTrue();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** Fails unless {@code tokens} strictly increase. */
+    protected static void assertStrictlyIncreasing(List<Long> tokens) {
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("fencing token %d of %d", i, tokens.size()).isGreaterThan(tokens.get(i - 1));
+        }
+    }
+
+    /** Polls {@code condition} every 10 ms until it holds; fails after {@code timeout}. */
+    protected static void awaitTrue(Duration timeout, BooleanSupplier condition) {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("condition not met within " + timeout);
+            }
+            sleep(10);
+        }
+    }
+
+    private Thread start(Runnable work) {
+        Thread thread = new Thread(work, "contract-" + key);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+        return thread;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    private static String javaBinary() {
+        return ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    }
+
+    private static LockListener renewals(AtomicInteger renewed) {
+        return new LockListener() {
+            @Override
+            public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+                if (outcome == RenewalOutcome.RENEWED) {
+                    renewed.incrementAndGet();
+                }
+            }
+        };
+    }
+
+    private static LockListener losses(AtomicInteger lost) {
+        return new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                lost.incrementAndGet();
+            }
+        };
+    }
+}

@@ -1,0 +1,52 @@
+package dev.dlock.testkit;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Detects two threads inside one critical section at once: call {@link #enter()} first thing in
+ * the section and {@link #exit()} last; {@link #overlaps()} counts every entry that found someone
+ * already inside. Also carries a deliberately non-atomic counter that loses updates under overlap.
+ */
+public final class OverlapDetector {
+
+    private final AtomicInteger inside = new AtomicInteger();
+    private final AtomicInteger overlaps = new AtomicInteger();
+    private final AtomicInteger maxInside = new AtomicInteger();
+    private int unsafeCounter;
+
+    /** Marks entry into the critical section. */
+    public void enter() {
+        int now = inside.incrementAndGet();
+        if (now > 1) {
+            overlaps.incrementAndGet();
+        }
+        maxInside.accumulateAndGet(now, Math::max);
+    }
+
+    /** Marks exit from the critical section. */
+    public void exit() {
+        inside.decrementAndGet();
+    }
+
+    /** Read-modify-write with a yield in between, so that any overlap loses an increment. */
+    public void incrementUnsafely() {
+        int read = unsafeCounter;
+        Thread.yield();
+        unsafeCounter = read + 1;
+    }
+
+    /** The number of entries that overlapped another holder. */
+    public int overlaps() {
+        return overlaps.get();
+    }
+
+    /** The most holders seen inside at once. */
+    public int maxInside() {
+        return maxInside.get();
+    }
+
+    /** The non-atomic counter's value. */
+    public int counter() {
+        return unsafeCounter;
+    }
+}

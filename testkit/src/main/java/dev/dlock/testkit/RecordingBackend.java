@@ -1,0 +1,95 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalResult;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Wraps a real backend and records what the engine asks of it (not a mock: every call goes to the
+ * real store). Tests use it to count calls and to hold a renewal at a chosen moment.
+ */
+public final class RecordingBackend implements LockBackend {
+
+    private final LockBackend delegate;
+    /** Acquire attempts sent. */
+    public final AtomicInteger acquires = new AtomicInteger();
+    /** Acquire attempts that found the key held. */
+    public final AtomicInteger heldAnswers = new AtomicInteger();
+    /** Releases sent. */
+    public final AtomicInteger releases = new AtomicInteger();
+    /** Every renewal entry sent, in order. */
+    public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
+    private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
+
+    /** Wraps {@code delegate}. */
+    public RecordingBackend(LockBackend delegate) {
+        this.delegate = delegate;
+    }
+
+    /** Runs {@code hook} on the watchdog thread before each renewal batch is sent. */
+    public void beforeRenew(Consumer<List<LeaseRenewal>> hook) {
+        this.beforeRenew = hook;
+    }
+
+    /** The number of renewal entries sent for {@code key}. */
+    public long renewalsOf(String key) {
+        return renewals.stream().filter(r -> r.key().equals(key)).count();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        acquires.incrementAndGet();
+        AcquireResult result = delegate.tryAcquire(key, owner, leaseMillis);
+        if (result instanceof AcquireResult.Held) {
+            heldAnswers.incrementAndGet();
+        }
+        return result;
+    }
+
+    @Override
+    public ReleaseResult release(String key, String owner) {
+        releases.incrementAndGet();
+        return delegate.release(key, owner);
+    }
+
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        beforeRenew.accept(batch);
+        renewals.addAll(batch);
+        return delegate.renew(batch);
+    }
+
+    @Override
+    public Object renewalGroup(String key) {
+        return delegate.renewalGroup(key);
+    }
+
+    @Override
+    public int maxRenewalBatchSize() {
+        return delegate.maxRenewalBatchSize();
+    }
+
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return delegate.releaseNotices();
+    }
+
+    @Override
+    public long ping() {
+        return delegate.ping();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}

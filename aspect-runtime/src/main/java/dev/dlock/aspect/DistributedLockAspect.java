@@ -1,6 +1,5 @@
 package dev.dlock.aspect;
 
-import org.aspectj.lang.Aspects;
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
@@ -14,8 +13,9 @@ import java.util.Objects;
  * {@link LockAspectSupport}.
  *
  * <p>Spring AOP: register it as a bean constructed with a {@link LockAspectSupport} (or import
- * {@link DistributedLockConfiguration}). AspectJ weaving: AspectJ creates the singleton; configure it
- * once at startup with {@link #configureWoven(LockAspectSupport)}.
+ * {@link DistributedLockConfiguration}). AspectJ compile-time weaving (the aspect is on ajc's
+ * aspect path): woven code reaches the singleton through {@link #aspectOf()}; configure it once at
+ * startup with {@link #configureWoven(LockAspectSupport)}.
  *
  * <p>Its default {@link #DEFAULT_ORDER} runs it outside {@code @Transactional} (whose default
  * order is {@link Ordered#LOWEST_PRECEDENCE}), so the lock is released after the commit.
@@ -25,6 +25,12 @@ public class DistributedLockAspect implements Ordered {
 
     /** Higher precedence than the transaction advisor's default: the lock wraps the transaction. */
     public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+    /**
+     * The instance woven code uses. This class is compiled by javac, so ajc does not add
+     * {@code aspectOf()}; it is declared here with the signature woven code calls.
+     */
+    private static final DistributedLockAspect WOVEN = new DistributedLockAspect();
 
     private volatile LockAspectSupport support;
     private volatile int order = DEFAULT_ORDER;
@@ -38,13 +44,19 @@ public class DistributedLockAspect implements Ordered {
         this.support = Objects.requireNonNull(support, "support");
     }
 
-    /**
-     * Configures the AspectJ-woven aspect: call once at startup, before the first locked call.
-     *
-     * @throws org.aspectj.lang.NoAspectBoundException when the aspect was not woven into this application
-     */
+    /** The singleton that compile-time woven code calls; a Spring AOP context uses its own bean instead. */
+    public static DistributedLockAspect aspectOf() {
+        return WOVEN;
+    }
+
+    /** Always true: the woven singleton exists from class initialisation on. */
+    public static boolean hasAspect() {
+        return true;
+    }
+
+    /** Configures the AspectJ-woven aspect: call once at startup, before the first locked call. */
     public static void configureWoven(LockAspectSupport support) {
-        Aspects.aspectOf(DistributedLockAspect.class).configure(support);
+        WOVEN.configure(support);
     }
 
     /** Sets (or replaces) the support locks are taken through. */

@@ -160,13 +160,27 @@ public class LockAspectSupport {
             return null;
         }
         CompletionStage<?> stage = (CompletionStage<?>) result;
-        CompletionStage<?> released = stage.whenComplete((value, failure) -> releaseAfterAsync(call.operation(), held, failure));
         if (!futureCompatible) {
+            stage.whenComplete((value, failure) -> releaseLogged(call.operation(), held, failure));
             return stage;
         }
-        if (released instanceof CompletableFuture<?> releasedFuture && stage instanceof CompletableFuture<?> original) {
-            releasedFuture.whenComplete((value, failure) -> {
-                if (releasedFuture.isCancelled()) {
+        // A future of our own, completed after the release: the caller sees completion only once the
+        // lock is free. The release hangs on the method's stage directly, so that cancelling the
+        // returned future cannot skip it.
+        CompletableFuture<Object> released = new CompletableFuture<>();
+        stage.whenComplete((value, failure) -> {
+            RuntimeException problem = releaseLogged(call.operation(), held, failure);
+            if (failure != null) {
+                released.completeExceptionally(failure);
+            } else if (problem != null) {
+                released.completeExceptionally(problem);
+            } else {
+                released.complete(value);
+            }
+        });
+        if (stage instanceof CompletableFuture<?> original) {
+            released.whenComplete((value, failure) -> {
+                if (released.isCancelled()) {
                     original.cancel(false);
                 }
             });
@@ -174,14 +188,14 @@ public class LockAspectSupport {
         return released;
     }
 
-    /** Releases when an async result completed; release problems are logged here and also handed to the returned stage. */
-    void releaseAfterAsync(LockOperation operation, List<LockHandle> held, Throwable failure) {
+    /** Releases after an async result ended; a release problem is logged and returned (null when none). */
+    RuntimeException releaseLogged(LockOperation operation, List<LockHandle> held, Throwable failure) {
         RuntimeException problem = releaseAll(operation, held, failure);
         if (problem != null) {
-            log.warn("dlock: releasing lock '{}' after the async result of {} completed failed", operation.lockName(),
+            log.warn("dlock: releasing lock '{}' after the async result of {} ended failed", operation.lockName(),
                     operation.describe(), problem);
-            throw problem;
         }
+        return problem;
     }
 
     /** Runs the method with the {@link LockContext} bound; if it throws, releases everything and rethrows. */

@@ -61,15 +61,21 @@ final class ReactorLocks {
             return mono ? Mono.error(methodFailure) : Flux.error(methodFailure);
         }
         if (result == null) {
-            support.releaseAfterAsync(call.operation(), held, null);
-            return mono ? Mono.empty() : Flux.empty();
+            RuntimeException problem = support.releaseLogged(call.operation(), held, null);
+            return problem != null ? (mono ? Mono.error(problem) : Flux.error(problem)) : (mono ? Mono.empty() : Flux.empty());
         }
         if (mono) {
-            return Mono.using(() -> held, locks -> (Mono<?>) result,
-                    locks -> support.releaseAfterAsync(call.operation(), locks, null), true);
+            return Mono.using(() -> held, locks -> (Mono<?>) result, locks -> release(support, call, locks), true);
         }
-        return Flux.using(() -> held, locks -> (Flux<?>) result,
-                locks -> support.releaseAfterAsync(call.operation(), locks, null), true);
+        return Flux.using(() -> held, locks -> (Flux<?>) result, locks -> release(support, call, locks), true);
+    }
+
+    /** Releases on terminate or cancel; a lost lease becomes the publisher's error (eager cleanup). */
+    private static void release(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held) {
+        RuntimeException problem = support.releaseLogged(call.operation(), held, null);
+        if (problem != null) {
+            throw problem;
+        }
     }
 
     private static Publisher<?> failureResult(LockAspectSupport support, LockAspectSupport.Call call,

@@ -24,12 +24,22 @@ public class LockedService {
     public record Order(long id, String region) {
     }
 
-    final OverlapDetector detector = new OverlapDetector();
-    final AtomicInteger runs = new AtomicInteger();
+    private final OverlapDetector detector = new OverlapDetector();
+    private final AtomicInteger runs = new AtomicInteger();
     private final LockManager lockManager;
 
     public LockedService(LockManager lockManager) {
         this.lockManager = lockManager;
+    }
+
+    /** How many locked bodies ran (a method, so that it reaches the target through the class proxy). */
+    public AtomicInteger runs() {
+        return runs;
+    }
+
+    /** The overlap detector of the exclusive sections. */
+    public OverlapDetector detector() {
+        return detector;
     }
 
     @DistributedLock(key = "#order.id")

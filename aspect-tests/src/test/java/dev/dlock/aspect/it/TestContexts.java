@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
 
 /** Spring contexts over the shared real Redis. */
 final class TestContexts {
@@ -24,7 +25,13 @@ final class TestContexts {
 
     /** Starts a context from {@code configs} plus {@link LockInfrastructure}, with the test properties. */
     static AnnotationConfigApplicationContext start(Class<?>... configs) {
+        return start(context -> context.register(DefaultLocking.class), configs);
+    }
+
+    /** Starts a context from {@code configs} plus {@link LockInfrastructure}, after {@code customizer} ran. */
+    static AnnotationConfigApplicationContext start(Consumer<AnnotationConfigApplicationContext> customizer, Class<?>... configs) {
         AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        customizer.accept(context);
         context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("test",
                 Map.of("test.wait-time", "250ms", "dlock.abort-check-interval", "100ms")));
         context.register(LockInfrastructure.class);
@@ -60,10 +67,15 @@ final class TestContexts {
         }
     }
 
+    /** The aspect with its default order. */
+    @Configuration(proxyBeanMethods = false)
+    @EnableDistributedLocks
+    static class DefaultLocking {
+    }
+
     /** The lock manager, its Redis client and the listener. */
     @Configuration(proxyBeanMethods = false)
     @EnableAspectJAutoProxy(proxyTargetClass = true)
-    @EnableDistributedLocks
     static class LockInfrastructure {
 
         @Bean

@@ -1,0 +1,90 @@
+package dev.dlock.bench;
+
+import dev.dlock.testkit.redis.RedisServerProcess;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Runs the core benchmarks against a Redis it starts itself and writes a Markdown report.
+ * Arguments: {@code [--out FILE] [--threads 1,8,50] [--quick]}.
+ */
+public final class BenchmarkMain {
+
+    private static final Logger log = LoggerFactory.getLogger(BenchmarkMain.class);
+
+    private BenchmarkMain() {
+    }
+
+    /** Entry point of {@code java -jar benchmarks/target/dlock-benchmarks.jar}. */
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of("benchmarks/target/benchmark-report.md");
+        int[] threadCounts = {1, 8, 50};
+        boolean quick = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = Path.of(args[++i]);
+                case "--threads" -> threadCounts = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--quick" -> quick = true;
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        List<String> report = new ArrayList<>();
+        try (RedisServerProcess redis = RedisServerProcess.start()) {
+            System.setProperty(BenchRedis.PROPERTY, redis.uri());
+            report.add("Redis " + redis.version() + " (" + redis.binary() + "), " + Runtime.getRuntime().availableProcessors()
+                    + " cores, JDK " + System.getProperty("java.version"));
+            report.add("");
+            report.add("### Uncontended acquire + release, distinct keys (ops/s)");
+            report.add("");
+            report.add("| threads | raw Jedis | dlock | dlock / raw |");
+            report.add("|---|---|---|---|");
+            for (int threads : threadCounts) {
+                Options options = new OptionsBuilder()
+                        .include(AcquireReleaseBenchmark.class.getName() + ".*")
+                        .threads(threads)
+                        .forks(1)
+                        .warmupIterations(quick ? 1 : 2).warmupTime(TimeValue.seconds(quick ? 2 : 5))
+                        .measurementIterations(quick ? 2 : 3).measurementTime(TimeValue.seconds(quick ? 3 : 10))
+                        .jvmArgsAppend("-D" + BenchRedis.PROPERTY + "=" + redis.uri())
+                        .build();
+                Collection<RunResult> results = new Runner(options).run();
+                double dlock = score(results, "dlock");
+                double raw = score(results, "rawJedis");
+                report.add(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |", threads, raw, dlock, dlock / raw));
+                log.info("threads={} raw={} dlock={}", threads, raw, dlock);
+            }
+            report.add("");
+            report.add("### Watchdog: 10,000 held leases (lease 3 s, renewed every 1 s, batch 100)");
+            report.add("");
+            WatchdogHarness.Result watchdog = WatchdogHarness.run(redis, 10_000, Duration.ofSeconds(3), quick ? 3 : 10);
+            report.add("| leases | renew calls / round | EVALSHA / round (Redis) | watchdog CPU ms / round | heap bytes / held lock | lapses | renew errors |");
+            report.add("|---|---|---|---|---|---|---|");
+            report.add(String.format(Locale.ROOT, "| %,d | %.1f | %.1f | %.1f | %.0f | %d | %d |", watchdog.leases(),
+                    watchdog.callsPerRound(), watchdog.evalshaPerRound(), watchdog.watchdogCpuMillisPerRound(),
+                    watchdog.heapBytesPerLock(), watchdog.lapses(), watchdog.renewErrors()));
+        }
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.write(out, report);
+        log.info("Report written to {}:\n{}", out.toAbsolutePath(), String.join("\n", report));
+    }
+
+    private static double score(Collection<RunResult> results, String method) {
+        return results.stream()
+                .filter(r -> r.getParams().getBenchmark().endsWith("." + method))
+                .mapToDouble(r -> r.getPrimaryResult().getScore())
+                .findFirst().orElseThrow(() -> new IllegalStateException("no result for " + method));
+    }
+}

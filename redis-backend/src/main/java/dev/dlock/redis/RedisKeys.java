@@ -1,0 +1,95 @@
+package dev.dlock.redis;
+
+import java.nio.charset.StandardCharsets;
+
+import dev.dlock.core.LockKeyException;
+
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * Maps logical lock keys to Redis keys: {@code prefix{escaped}} for the lock, plus the fencing
+ * counter and release channel that share its hash tag, so all three live in one cluster slot.
+ */
+final class RedisKeys {
+
+    private static final String COUNTER_SUFFIX = ":fence";
+    private static final String CHANNEL_SUFFIX = ":released";
+    private static final String CONTROL_CHANNEL = "__dlock:control";
+
+    private final String prefix;
+
+    RedisKeys(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /** The Redis key holding the owner token of {@code key}. */
+    String lockKey(String key) {
+        return prefix + "{" + escape(key) + "}";
+    }
+
+    /** The fencing counter of {@code key}; same slot as the lock key. */
+    String counterKey(String key) {
+        return lockKey(key) + COUNTER_SUFFIX;
+    }
+
+    /** The pub/sub channel announcing releases of {@code key}; same slot as the lock key. */
+    String releaseChannel(String key) {
+        return lockKey(key) + CHANNEL_SUFFIX;
+    }
+
+    /** The channel the subscriber always listens on, so its connection exists before any waiter does. */
+    String controlChannel() {
+        return prefix + CONTROL_CHANNEL;
+    }
+
+    /** The cluster slot of {@code key}'s lock key and companions. */
+    int slot(String key) {
+        return JedisClusterCRC16.getSlot(lockKey(key));
+    }
+
+    /**
+     * Percent-encodes {@code %}, <code>{</code> and <code>}</code>: injective because {@code %} itself is
+     * encoded, and braces can no longer end or restart the hash tag early. Never empty for a valid key.
+     */
+    static String escape(String key) {
+        if (key == null || key.isEmpty()) {
+            throw new LockKeyException("Lock key must not be null or empty, got " + (key == null ? "null" : "''"));
+        }
+        StringBuilder escaped = null;
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            String replacement = switch (c) {
+                case '%' -> "%25";
+                case '{' -> "%7B";
+                case '}' -> "%7D";
+                default -> null;
+            };
+            if (replacement != null && escaped == null) {
+                escaped = new StringBuilder(key.length() + 8).append(key, 0, i);
+            }
+            if (escaped != null) {
+                if (replacement != null) {
+                    escaped.append(replacement);
+                } else {
+                    escaped.append(c);
+                }
+            }
+        }
+        return escaped == null ? key : escaped.toString();
+    }
+
+    /** Rejects prefixes that would break the hash tag or that cannot be encoded. */
+    static String validatePrefix(String prefix) {
+        if (prefix == null) {
+            throw new IllegalArgumentException("keyPrefix must not be null");
+        }
+        if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("keyPrefix must not contain '{' or '}' (it would break the hash tag), got '"
+                    + prefix + "'");
+        }
+        if (prefix.getBytes(StandardCharsets.UTF_8).length > 256) {
+            throw new IllegalArgumentException("keyPrefix must be at most 256 bytes, got " + prefix.length() + " chars");
+        }
+        return prefix;
+    }
+}

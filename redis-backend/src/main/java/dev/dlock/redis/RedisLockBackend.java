@@ -1,0 +1,307 @@
+package dev.dlock.redis;
+
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.Optional;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalResult;
+
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
+ * write is one Lua script that compares the owner first; releases are pushed to waiters over one
+ * pub/sub connection per backend.
+ */
+public final class RedisLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+
+    /** The key prefix used when none is configured. */
+    public static final String DEFAULT_KEY_PREFIX = "dlock:";
+    /** How long an idle fencing counter is kept when nothing else is configured. */
+    public static final Duration DEFAULT_FENCING_COUNTER_TTL = Duration.ofHours(24);
+    /** The most keys one renew call carries when nothing else is configured. */
+    public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
+    /** The largest allowed renewal batch; bigger scripts block Redis for too long. */
+    public static final int MAX_RENEWAL_BATCH_SIZE = 10_000;
+
+    private static final String STANDALONE_GROUP = "";
+    private static final long ACQUIRED = 1;
+    private static final long RELEASED = 1;
+
+    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
+    private static final LuaScript RELEASE = LuaScript.load("release.lua");
+    private static final LuaScript RENEW = LuaScript.load("renew.lua");
+
+    private final UnifiedJedis client;
+    private final RedisKeys keys;
+    private final String counterTtlMillis;
+    private final int renewalBatchSize;
+    private final boolean cluster;
+    private final RedisReleaseNotices releaseNotices;
+
+    private RedisLockBackend(Builder builder) {
+        this.client = builder.client;
+        this.keys = new RedisKeys(builder.keyPrefix);
+        this.counterTtlMillis = Long.toString(builder.fencingCounterTtl.toMillis());
+        this.renewalBatchSize = builder.renewalBatchSize;
+        this.cluster = builder.cluster != null ? builder.cluster : isClusterClient(builder.client);
+        this.releaseNotices = new RedisReleaseNotices(client, keys);
+    }
+
+    /** Starts configuring a backend over {@code client}, which the backend uses but never closes. */
+    public static Builder builder(UnifiedJedis client) {
+        return new Builder(client);
+    }
+
+    /** Takes {@code key} with SET NX PX and a fencing token in one script, or reports the holder's remaining TTL. */
+    @Override
+    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        requireOwner(owner);
+        requirePositive(leaseMillis, "leaseMillis");
+        String lockKey = keys.lockKey(key);
+        Object reply;
+        try {
+            reply = ACQUIRE.run(client,
+                    List.of(lockKey, keys.counterKey(key)),
+                    List.of(owner, Long.toString(leaseMillis), counterTtlMillis));
+        } catch (JedisException e) {
+            if (commandMayHaveReachedServer(e)) {
+                // The SET may have run before the reply was lost; do not leave the key locked until the lease ends.
+                releaseQuietly(key, owner);
+            }
+            throw failure("tryAcquire", key, e);
+        }
+        List<?> result = (List<?>) reply;
+        long status = toLong(result.get(0));
+        long value = toLong(result.get(1));
+        return status == ACQUIRED ? new AcquireResult.Acquired(value) : new AcquireResult.Held(value);
+    }
+
+    /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it. */
+    @Override
+    public ReleaseResult release(String key, String owner) {
+        requireOwner(owner);
+        try {
+            return releaseOnce(key, owner);
+        } catch (JedisException e) {
+            throw failure("release", key, e);
+        }
+    }
+
+    /** Extends every lease of the batch whose owner matches, in one script call. */
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        Objects.requireNonNull(batch, "batch");
+        if (batch.isEmpty()) {
+            return List.of();
+        }
+        if (batch.size() > renewalBatchSize) {
+            throw new IllegalArgumentException("renew batch has " + batch.size()
+                    + " entries, more than renewalBatchSize " + renewalBatchSize);
+        }
+        List<String> lockKeys = new ArrayList<>(batch.size());
+        List<String> args = new ArrayList<>(batch.size() * 2);
+        Object group = renewalGroup(batch.get(0).key());
+        for (LeaseRenewal renewal : batch) {
+            requireOwner(renewal.owner());
+            requirePositive(renewal.leaseMillis(), "leaseMillis");
+            if (cluster && !group.equals(renewalGroup(renewal.key()))) {
+                throw new IllegalArgumentException("renew batch mixes cluster slots: '" + batch.get(0).key()
+                        + "' (slot " + group + ") and '" + renewal.key() + "' (slot " + renewalGroup(renewal.key())
+                        + "); group batches by renewalGroup(key)");
+            }
+            lockKeys.add(keys.lockKey(renewal.key()));
+            args.add(renewal.owner());
+            args.add(Long.toString(renewal.leaseMillis()));
+        }
+        List<?> reply;
+        try {
+            reply = (List<?>) RENEW.run(client, lockKeys, args);
+        } catch (JedisException e) {
+            throw new LockBackendException("Redis renew of " + batch.size() + " keys starting with '"
+                    + batch.get(0).key() + "' failed: " + e.getMessage(), e);
+        }
+        List<RenewalResult> results = new ArrayList<>(reply.size());
+        for (Object entry : reply) {
+            long code = toLong(entry);
+            results.add(code == 1 ? RenewalResult.RENEWED : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN);
+        }
+        return results;
+    }
+
+    /** In cluster mode the slot of the key's lock key (an {@link Integer}); otherwise one group for all keys. */
+    @Override
+    public Object renewalGroup(String key) {
+        return cluster ? Integer.valueOf(keys.slot(key)) : STANDALONE_GROUP;
+    }
+
+    /** The configured {@code renewalBatchSize}. */
+    @Override
+    public int maxRenewalBatchSize() {
+        return renewalBatchSize;
+    }
+
+    /** Release notices over this backend's single pub/sub connection, opened on the first subscription. */
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return Optional.of(releaseNotices);
+    }
+
+    /** One PING round trip, in nanoseconds. */
+    @Override
+    public long ping() {
+        long start = System.nanoTime();
+        try {
+            client.ping();
+        } catch (JedisException e) {
+            throw new LockBackendException("Redis ping failed: " + e.getMessage(), e);
+        }
+        return System.nanoTime() - start;
+    }
+
+    /** True when renewal batches are grouped by cluster slot. */
+    public boolean isCluster() {
+        return cluster;
+    }
+
+    /** Stops the release-notice subscriber thread and its connection; the client stays open. */
+    @Override
+    public void close() {
+        releaseNotices.close();
+    }
+
+    private ReleaseResult releaseOnce(String key, String owner) {
+        Object reply = RELEASE.run(client, List.of(keys.lockKey(key)), List.of(owner, keys.releaseChannel(key)));
+        return toLong(reply) == RELEASED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
+    }
+
+    private void releaseQuietly(String key, String owner) {
+        try {
+            releaseOnce(key, owner);
+        } catch (RuntimeException e) {
+            log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
+        }
+    }
+
+    /** False only when the failure proves the command never left this JVM (connection refused, pool exhausted). */
+    private static boolean commandMayHaveReachedServer(JedisException e) {
+        if (e instanceof JedisDataException) {
+            // The server answered with an error: the script ran, or failed, atomically.
+            return false;
+        }
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ConnectException || cause instanceof NoSuchElementException) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static LockBackendException failure(String operation, String key, JedisException e) {
+        return new LockBackendException("Redis " + operation + " of key '" + key + "' failed: " + e.getMessage(), e);
+    }
+
+    private static long toLong(Object reply) {
+        if (reply instanceof Long value) {
+            return value;
+        }
+        if (reply instanceof String text) {
+            return Long.parseLong(text);
+        }
+        if (reply instanceof byte[] bytes) {
+            return Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
+        }
+        throw new IllegalStateException("Unexpected reply from a dlock Lua script: " + reply);
+    }
+
+    private static void requireOwner(String owner) {
+        if (owner == null || owner.isEmpty()) {
+            throw new IllegalArgumentException("owner must not be null or empty");
+        }
+    }
+
+    private static void requirePositive(long value, String name) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be positive, got " + value);
+        }
+    }
+
+    // JedisCluster is deprecated in Jedis 7 in favour of RedisClusterClient, but users still hand it in.
+    @SuppressWarnings("deprecation")
+    private static boolean isClusterClient(UnifiedJedis client) {
+        return client instanceof JedisCluster || client instanceof RedisClusterClient;
+    }
+
+    /** Configures a {@link RedisLockBackend}; every setting is validated when set. */
+    public static final class Builder {
+
+        private final UnifiedJedis client;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Duration fencingCounterTtl = DEFAULT_FENCING_COUNTER_TTL;
+        private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
+        private Boolean cluster;
+
+        private Builder(UnifiedJedis client) {
+            if (client == null) {
+                throw new IllegalArgumentException("client must not be null");
+            }
+            this.client = client;
+        }
+
+        /** Prepended to every Redis key and channel (default {@code "dlock:"}); must not contain braces. */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = RedisKeys.validatePrefix(keyPrefix);
+            return this;
+        }
+
+        /** How long a fencing counter lives after its creation (default 24 h); tokens still increase after it expires. */
+        public Builder fencingCounterTtl(Duration fencingCounterTtl) {
+            if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
+                throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
+            }
+            this.fencingCounterTtl = fencingCounterTtl;
+            return this;
+        }
+
+        /** The most keys one renew call carries (default 100, at most 10,000). */
+        public Builder renewalBatchSize(int renewalBatchSize) {
+            if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
+                throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
+                        + ", got " + renewalBatchSize);
+            }
+            this.renewalBatchSize = renewalBatchSize;
+            return this;
+        }
+
+        /** Whether renewals are grouped by cluster slot (default: true for a JedisCluster or RedisClusterClient). */
+        public Builder cluster(boolean cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
+        /** Creates the backend; it opens no connection until the first call or subscription. */
+        public RedisLockBackend build() {
+            return new RedisLockBackend(this);
+        }
+    }
+}

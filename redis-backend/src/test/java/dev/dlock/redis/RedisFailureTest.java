@@ -1,0 +1,91 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+
+/** The backend when Redis crashes or restarts: fails fast with LockBackendException, recovers after restart. */
+class RedisFailureTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(5);
+
+    @Test
+    void killedRedisMakesEveryOperationFailWithLockBackendExceptionWithinTheClientTimeout() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+             RedisClient client = RedisTestSupport.client(server);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+            backend.tryAcquire("warm", "a", 10_000);
+            server.kill();
+
+            CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
+                try {
+                    backend.tryAcquire("order-1", "a", 10_000);
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
+            Throwable thrown = failure.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+
+            assertThat(thrown).isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("tryAcquire")
+                    .hasMessageContaining("order-1")
+                    .hasCauseInstanceOf(redis.clients.jedis.exceptions.JedisConnectionException.class);
+            assertThatThrownBy(() -> backend.release("order-1", "a"))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("release");
+            assertThatThrownBy(() -> backend.renew(List.of(new LeaseRenewal("order-1", "a", 1_000))))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("renew");
+            assertThatThrownBy(backend::ping).isInstanceOf(LockBackendException.class);
+        }
+    }
+
+    @Test
+    void unresponsiveRedisTimesOutInsteadOfHanging() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+             RedisClient client = RedisTestSupport.client(server);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = server.admin()) {
+            backend.tryAcquire("warm", "a", 10_000);
+            // The server stops answering for 2 s, longer than the 500 ms client timeout.
+            CompletableFuture<Void> pause = CompletableFuture.runAsync(() -> admin.clientPause(2_000));
+            pause.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> backend.tryAcquire("paused", "a", 10_000))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("paused");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(BOUND);
+        }
+    }
+
+    @Test
+    void operationsWorkAgainAfterRestartWithTheScriptCacheGone() {
+        try (RedisServerProcess server = RedisServerProcess.start();
+             RedisClient client = RedisTestSupport.client(server);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+            backend.tryAcquire("before", "a", 10_000);
+            server.kill();
+            server.restart();
+
+            // The first calls may hit pooled connections that died with the old process.
+            AcquireResult result = RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire("after", "a", 10_000));
+
+            assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(backend.tryAcquire("before", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        }
+    }
+}

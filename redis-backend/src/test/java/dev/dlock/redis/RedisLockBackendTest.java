@@ -1,0 +1,275 @@
+package dev.dlock.redis;
+
+import static dev.dlock.redis.RedisTestSupport.await;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalResult;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+
+class RedisLockBackendTest {
+
+    private static RedisServerProcess server;
+    private static RedisClient client;
+
+    private final RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+    private RedisLockBackend backend;
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+        client = RedisTestSupport.client(server);
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void newBackend() {
+        try (Jedis admin = server.admin()) {
+            admin.flushAll();
+        }
+        backend = RedisLockBackend.builder(client).build();
+    }
+
+    @AfterEach
+    void closeBackend() {
+        backend.close();
+    }
+
+    @Test
+    void acquireTakesAFreeKeyAndReportsTheRemainingTtlWhenHeld() {
+        AcquireResult first = backend.tryAcquire("order-1", "owner-a", 30_000);
+        AcquireResult second = backend.tryAcquire("order-1", "owner-b", 30_000);
+
+        assertThat(first).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(second).isInstanceOfSatisfying(AcquireResult.Held.class,
+                held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 30_000L));
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(keys.lockKey("order-1"))).isEqualTo("owner-a");
+            assertThat(admin.pttl(keys.lockKey("order-1"))).isBetween(1L, 30_000L);
+        }
+    }
+
+    @Test
+    void fencingTokensStrictlyIncrease() {
+        long previous = Long.MIN_VALUE;
+        for (int i = 0; i < 20; i++) {
+            long token = acquiredToken(backend.tryAcquire("order-2", "owner-" + i, 10_000));
+            assertThat(token).isGreaterThan(previous);
+            previous = token;
+            assertThat(backend.release("order-2", "owner-" + i)).isEqualTo(ReleaseResult.RELEASED);
+        }
+    }
+
+    @Test
+    void fencingTokensStillIncreaseAfterTheCounterIsDeleted() {
+        long before = acquiredToken(backend.tryAcquire("order-3", "a", 10_000));
+        backend.release("order-3", "a");
+        try (Jedis admin = server.admin()) {
+            admin.del(keys.counterKey("order-3"));
+        }
+        long after = acquiredToken(backend.tryAcquire("order-3", "b", 10_000));
+        assertThat(after).isGreaterThan(before);
+    }
+
+    @Test
+    void fencingTokensStillIncreaseAfterTheCounterExpires() {
+        RedisLockBackend shortCounter = RedisLockBackend.builder(client)
+                .fencingCounterTtl(Duration.ofMillis(100)).build();
+        try (shortCounter; Jedis admin = server.admin()) {
+            long previous = 0;
+            for (int round = 0; round < 3; round++) {
+                long first = acquiredToken(shortCounter.tryAcquire("order-4", "a", 10_000));
+                shortCounter.release("order-4", "a");
+                long second = acquiredToken(shortCounter.tryAcquire("order-4", "b", 10_000));
+                shortCounter.release("order-4", "b");
+                assertThat(first).isGreaterThan(previous);
+                assertThat(second).isGreaterThan(first);
+                previous = second;
+                await("fencing counter to expire", Duration.ofSeconds(5),
+                        () -> !admin.exists(keys.counterKey("order-4")));
+            }
+        }
+    }
+
+    @Test
+    void fencingCounterHasTheConfiguredExpiry() {
+        backend.tryAcquire("order-5", "a", 10_000);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.pttl(keys.counterKey("order-5")))
+                    .isBetween(Duration.ofHours(23).toMillis(), Duration.ofHours(24).toMillis());
+        }
+    }
+
+    @Test
+    void releaseByTheOwnerDeletesTheKey() {
+        backend.tryAcquire("order-6", "a", 10_000);
+        assertThat(backend.release("order-6", "a")).isEqualTo(ReleaseResult.RELEASED);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.exists(keys.lockKey("order-6"))).isFalse();
+        }
+        assertThat(backend.release("order-6", "a")).isEqualTo(ReleaseResult.NOT_OWNER);
+    }
+
+    @Test
+    void releaseByAnotherOwnerDeletesNothing() {
+        backend.tryAcquire("order-7", "a", 10_000);
+        assertThat(backend.release("order-7", "b")).isEqualTo(ReleaseResult.NOT_OWNER);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(keys.lockKey("order-7"))).isEqualTo("a");
+        }
+    }
+
+    @Test
+    void renewBatchReportsRenewedExpiredAndTakenAndExtendsOnlyTheOwnedLease() {
+        backend.tryAcquire("mine", "me", 1_000);
+        backend.tryAcquire("theirs", "them", 1_000);
+
+        List<RenewalResult> results = backend.renew(List.of(
+                new LeaseRenewal("mine", "me", 60_000),
+                new LeaseRenewal("gone", "me", 60_000),
+                new LeaseRenewal("theirs", "me", 60_000)));
+
+        assertThat(results).containsExactly(RenewalResult.RENEWED, RenewalResult.EXPIRED, RenewalResult.TAKEN);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.pttl(keys.lockKey("mine"))).isGreaterThan(50_000L);
+            assertThat(admin.pttl(keys.lockKey("theirs"))).isLessThanOrEqualTo(1_000L);
+            assertThat(admin.get(keys.lockKey("theirs"))).isEqualTo("them");
+            assertThat(admin.exists(keys.lockKey("gone"))).isFalse();
+        }
+    }
+
+    @Test
+    void renewRejectsBatchesLargerThanConfigured() {
+        RedisLockBackend small = RedisLockBackend.builder(client).renewalBatchSize(2).build();
+        try (small) {
+            assertThat(small.maxRenewalBatchSize()).isEqualTo(2);
+            assertThatThrownBy(() -> small.renew(List.of(
+                    new LeaseRenewal("a", "o", 1_000), new LeaseRenewal("b", "o", 1_000),
+                    new LeaseRenewal("c", "o", 1_000))))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("renewalBatchSize");
+        }
+    }
+
+    @Test
+    void everyOperationWorksAfterScriptFlush() {
+        backend.tryAcquire("warm", "a", 10_000);
+        try (Jedis admin = server.admin()) {
+            admin.scriptFlush();
+        }
+        assertThat(backend.tryAcquire("flushed", "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        try (Jedis admin = server.admin()) {
+            admin.scriptFlush();
+        }
+        assertThat(backend.renew(List.of(new LeaseRenewal("flushed", "a", 20_000))))
+                .containsExactly(RenewalResult.RENEWED);
+        try (Jedis admin = server.admin()) {
+            admin.scriptFlush();
+        }
+        assertThat(backend.release("flushed", "a")).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void successfulAcquireRunsOnlySetAndIncrInsideOneEvalsha() {
+        backend.tryAcquire("warm-up", "a", 10_000);
+        backend.tryAcquire("hot", "a", 10_000);
+        backend.release("hot", "a");
+        Map<String, Long> before = server.commandCalls();
+        long totalBefore = server.totalCommandCalls();
+
+        assertThat(backend.tryAcquire("hot", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+
+        Map<String, Long> after = server.commandCalls();
+        assertThat(after.get("evalsha") - before.get("evalsha")).isEqualTo(1);
+        assertThat(after.get("set") - before.get("set")).isEqualTo(1);
+        assertThat(after.get("incr") - before.get("incr")).isEqualTo(1);
+        // totalCommandCalls itself ran one INFO (excluded); nothing else ran on the server.
+        assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(3);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{x}", "}abc", "a}b", "with spaces in it", "ключ 日本 🔒", "%7D", "a:b:c"})
+    void awkwardKeysLockReleaseAndRenew(String key) {
+        assertThat(backend.tryAcquire(key, "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(key, "b", 10_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.renew(List.of(new LeaseRenewal(key, "a", 20_000)))).containsExactly(RenewalResult.RENEWED);
+        assertThat(backend.release(key, "a")).isEqualTo(ReleaseResult.RELEASED);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(keys.lockKey(key))).isNull();
+        }
+    }
+
+    @Test
+    void pingMeasuresARoundTrip() {
+        assertThat(backend.ping()).isPositive();
+    }
+
+    @Test
+    void standaloneClientUsesOneRenewalGroup() {
+        assertThat(backend.isCluster()).isFalse();
+        assertThat(backend.renewalGroup("a")).isEqualTo(backend.renewalGroup("b"));
+        RedisLockBackend clustered = RedisLockBackend.builder(client).cluster(true).build();
+        try (clustered) {
+            assertThat(clustered.renewalGroup("a")).isEqualTo(keys.slot("a"));
+        }
+    }
+
+    @Test
+    void builderRejectsInvalidSettingsNamingThem() {
+        assertThatThrownBy(() -> RedisLockBackend.builder(null)).hasMessageContaining("client");
+        assertThatThrownBy(() -> RedisLockBackend.builder(client).keyPrefix("a{b"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keyPrefix");
+        assertThatThrownBy(() -> RedisLockBackend.builder(client).fencingCounterTtl(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fencingCounterTtl");
+        assertThatThrownBy(() -> RedisLockBackend.builder(client).renewalBatchSize(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewalBatchSize");
+    }
+
+    @Test
+    void customPrefixIsUsedForEveryKey() {
+        RedisLockBackend prefixed = RedisLockBackend.builder(client).keyPrefix("app1:").build();
+        try (prefixed; Jedis admin = server.admin()) {
+            prefixed.tryAcquire("k", "a", 10_000);
+            assertThat(admin.get("app1:{k}")).isEqualTo("a");
+            assertThat(admin.exists("app1:{k}:fence")).isTrue();
+        }
+    }
+
+    @Test
+    void closingTheBackendLeavesTheClientOpen() {
+        backend.close();
+        assertThat(client.ping()).isEqualTo("PONG");
+    }
+
+    private static long acquiredToken(AcquireResult result) {
+        assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) result).fencingToken();
+    }
+}

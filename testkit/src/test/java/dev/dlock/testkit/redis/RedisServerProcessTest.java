@@ -1,0 +1,139 @@
+package dev.dlock.testkit.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+
+class RedisServerProcessTest {
+
+    @Test
+    void pathOrConfiguredBinaryAnswersPing() {
+        try (RedisServerProcess server = RedisServerProcess.start(); Jedis admin = server.admin()) {
+            assertThat(admin.ping()).isEqualTo("PONG");
+            assertThat(server.uri()).isEqualTo("redis://127.0.0.1:" + server.port());
+            assertThat(server.version()).matches("\\d+\\.\\d+\\.\\d+");
+            assertThat(server.isRunning()).isTrue();
+        }
+    }
+
+    @Test
+    void embeddedBinaryAnswersPingWithRedis62() {
+        try (RedisServerProcess server = RedisServerProcess.startEmbedded(); Jedis admin = server.admin()) {
+            assertThat(admin.ping()).isEqualTo("PONG");
+            assertThat(server.version()).startsWith("6.2.");
+            assertThat(server.binary().getFileName().toString()).contains("redis-server-6.2");
+        }
+    }
+
+    @Test
+    void forcedEmbeddedPropertyPicksTheEmbeddedBinary() {
+        String previous = System.getProperty(RedisBinaries.PROPERTY);
+        System.setProperty(RedisBinaries.PROPERTY, "embedded");
+        try {
+            assertThat(RedisBinaries.resolve()).isEqualTo(RedisBinaries.embedded());
+        } finally {
+            restoreProperty(previous);
+        }
+    }
+
+    @Test
+    void nonExecutableConfiguredBinaryFailsWithInstallAdvice() {
+        String previous = System.getProperty(RedisBinaries.PROPERTY);
+        System.setProperty(RedisBinaries.PROPERTY, "/nonexistent/redis-server");
+        try {
+            assertThatThrownBy(RedisBinaries::resolve)
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("apt-get install redis-server")
+                    .hasMessageContaining("brew install redis")
+                    .hasMessageContaining("dlock.redis.server");
+        } finally {
+            restoreProperty(previous);
+        }
+    }
+
+    @Test
+    void killThenRestartServesAnEmptyDatasetOnTheSamePort() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            int port = server.port();
+            try (Jedis admin = server.admin()) {
+                admin.set("survives", "no");
+            }
+            server.kill();
+            assertThat(server.isRunning()).isFalse();
+            assertThatThrownBy(() -> {
+                try (Jedis admin = server.admin()) {
+                    admin.ping();
+                }
+            }).isInstanceOf(JedisConnectionException.class);
+
+            server.restart();
+
+            assertThat(server.port()).isEqualTo(port);
+            assertThat(server.isRunning()).isTrue();
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.ping()).isEqualTo("PONG");
+                assertThat(admin.exists("survives")).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void singleNodeClusterOwnsAllSlotsAlsoAfterRestart() {
+        try (RedisServerProcess server = RedisServerProcess.startSingleNodeCluster()) {
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.clusterInfo()).contains("cluster_state:ok", "cluster_slots_assigned:16384");
+            }
+            server.kill();
+            server.restart();
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.clusterInfo()).contains("cluster_state:ok");
+            }
+        }
+    }
+
+    @Test
+    void gracefulStopEndsTheProcess() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            server.stop();
+            assertThat(server.isRunning()).isFalse();
+        }
+    }
+
+    @Test
+    void commandCallsCountsEachCommand() {
+        try (RedisServerProcess server = RedisServerProcess.start(); Jedis admin = server.admin()) {
+            long before = server.commandCalls().getOrDefault("incr", 0L);
+            long totalBefore = server.totalCommandCalls();
+            admin.incr("counter");
+            admin.incr("counter");
+            assertThat(server.commandCalls().get("incr")).isEqualTo(before + 2);
+            // Each commandCalls() opens one admin connection; only INFO runs on it, which is excluded.
+            assertThat(server.totalCommandCalls()).isEqualTo(totalBefore + 2);
+        }
+    }
+
+    @Test
+    void closeDeletesTheTempDirectory() {
+        RedisServerProcess server = RedisServerProcess.start();
+        Path log = server.logFile();
+        assertThat(Files.exists(log)).isTrue();
+        server.close();
+        assertThat(server.isRunning()).isFalse();
+        assertThat(Files.exists(log.getParent())).isFalse();
+    }
+
+    private static void restoreProperty(String previous) {
+        if (previous == null) {
+            System.clearProperty(RedisBinaries.PROPERTY);
+        } else {
+            System.setProperty(RedisBinaries.PROPERTY, previous);
+        }
+    }
+}

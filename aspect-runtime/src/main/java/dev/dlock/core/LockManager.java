@@ -130,6 +130,11 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
+    /** The wait time used for requests that do not give one. */
+    public Duration defaultWaitTime() {
+        return defaultWaitTime;
+    }
+
     /** The locks this manager holds now, for diagnostics. */
     public List<HeldLock> heldLocks() {
         List<HeldLock> held = new ArrayList<>();

@@ -1,0 +1,77 @@
+package dev.dlock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method while holding a distributed lock on a key computed from its arguments.
+ *
+ * <pre>{@code
+ * @DistributedLock(key = "#order.id", waitTime = "2s")
+ * public void ship(Order order) { ... }
+ * }</pre>
+ *
+ * <p>Expressions ({@link #key()}, {@link #keys()}, {@link #condition()}, {@link #abortIf()}) are
+ * Spring Expression Language over the method's arguments: {@code #paramName} (needs the
+ * {@code -parameters} compiler flag), {@code #p0}/{@code #a0}, {@code #root.methodName},
+ * {@code #root.targetClass}, and {@code @beanName} for Spring beans. The lock store key is
+ * {@code <name>:<resolved key>}, stored under the backend's prefix ({@code dlock:} by default).
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface DistributedLock {
+
+    /**
+     * SpEL giving the lock key, for example {@code "#order.id"} or {@code "#p0 + ':' + #p1"}; a
+     * non-String result is converted with {@code String.valueOf}. A null or blank result fails the
+     * call. Exactly one of {@code key} and {@link #keys()} must be set.
+     */
+    String key() default "";
+
+    /**
+     * Several SpEL keys locked together, all or nothing: acquired in sorted order (so two methods
+     * taking the same keys in opposite orders cannot deadlock) and released in reverse. An
+     * expression yielding a collection or array contributes one key per element.
+     */
+    String[] keys() default {};
+
+    /** The lock's static name, also the metrics tag; default {@code SimpleClassName.methodName}. Never put ids here. */
+    String name() default "";
+
+    /**
+     * How long to wait for a held lock: {@code ""} uses the configured default, {@code "0"} tries
+     * once, otherwise {@code "500ms"}, {@code "5s"}, {@code "2m"}, {@code "1h"}, ISO-8601
+     * {@code "PT5S"}, or a {@code ${...}} placeholder resolved from the Spring environment.
+     */
+    String waitTime() default "";
+
+    /**
+     * The lease: {@code ""} is a watchdog-managed lease, renewed while the method runs; otherwise
+     * a fixed lease (same syntax as {@link #waitTime()}) that is never renewed.
+     */
+    String leaseTime() default "";
+
+    /** SpEL; when it evaluates to false the method runs without a lock. Empty means always lock. */
+    String condition() default "";
+
+    /**
+     * SpEL checked before waiting, at every wake-up while waiting (at least every abort-check
+     * interval, 100 ms by default), and once right after acquiring; when true the attempt is given
+     * up, a lock already taken is released, and {@link #onFailure()} applies.
+     */
+    String abortIf() default "";
+
+    /** What happens when the lock is not acquired. */
+    OnFailure onFailure() default OnFailure.THROW;
+
+    /**
+     * With {@link OnFailure#FALLBACK}: the name of a method on the same bean with the same
+     * parameters, optionally followed by a {@code LockNotAcquiredException} parameter, returning a
+     * type assignable to this method's return type.
+     */
+    String fallback() default "";
+}

@@ -1,0 +1,59 @@
+package dev.dlock.aspect;
+
+import dev.dlock.core.LockManager;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.context.annotation.ImportAware;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+
+import java.util.Map;
+
+/**
+ * The Spring beans behind {@code @DistributedLock}: the support, the aspect and the startup
+ * validation. Import it directly or through {@link EnableDistributedLocks}; needs a
+ * {@link LockManager} bean. The property {@code dlock.abort-check-interval} (default 100ms) sets how
+ * often waiters re-check {@code abortIf}.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableAspectJAutoProxy
+public class DistributedLockConfiguration implements ImportAware {
+
+    private int order = DistributedLockAspect.DEFAULT_ORDER;
+
+    /** Reads the order from {@link EnableDistributedLocks}, when imported through it. */
+    @Override
+    public void setImportMetadata(AnnotationMetadata importMetadata) {
+        Map<String, Object> attributes = importMetadata.getAnnotationAttributes(EnableDistributedLocks.class.getName());
+        if (attributes != null) {
+            this.order = (Integer) attributes.get("order");
+        }
+    }
+
+    /** The support that does the locking, with {@code @bean} references and {@code ${...}} placeholders resolved. */
+    @Bean
+    public LockAspectSupport lockAspectSupport(LockManager lockManager, BeanFactory beanFactory, Environment environment) {
+        String interval = environment.getProperty("dlock.abort-check-interval", "100ms");
+        return LockAspectSupport.builder(lockManager)
+                .beanFactory(beanFactory)
+                .placeholderResolver(environment::resolveRequiredPlaceholders)
+                .abortCheckInterval(LockDurations.parse(interval))
+                .build();
+    }
+
+    /** The aspect, proxied by Spring AOP. */
+    @Bean
+    public DistributedLockAspect distributedLockAspect(LockAspectSupport lockAspectSupport) {
+        DistributedLockAspect aspect = new DistributedLockAspect(lockAspectSupport);
+        aspect.setOrder(order);
+        return aspect;
+    }
+
+    /** Fails the start when an annotation is invalid. */
+    @Bean
+    public DistributedLockAnnotationValidator distributedLockAnnotationValidator(LockAspectSupport lockAspectSupport) {
+        return new DistributedLockAnnotationValidator(lockAspectSupport.operationSource());
+    }
+}

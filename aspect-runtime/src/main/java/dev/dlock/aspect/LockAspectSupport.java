@@ -1,0 +1,430 @@
+package dev.dlock.aspect;
+
+import dev.dlock.annotation.OnFailure;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockNotAcquiredException;
+import dev.dlock.core.LockRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ObjectUtils;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+
+/**
+ * Does the work of the {@code @DistributedLock} aspect, whether it runs as a Spring AOP proxy or
+ * woven by AspectJ: reads the cached metadata, resolves the keys, acquires, runs the method,
+ * releases on every exit path, and applies the failure strategy.
+ *
+ * <p>Release outcomes after the method ran:
+ * <ul>
+ *   <li>The lease was lost meanwhile: the {@code LockLostException} of the lock manager propagates
+ *       (when the method itself threw, it is added to the method's exception as suppressed).</li>
+ *   <li>The store could not be told ({@code LockBackendException}): a warning is logged and the
+ *       method's result is returned. The work was done under the lock; the key's lease is no
+ *       longer renewed and runs out on its own.</li>
+ * </ul>
+ * Thread-safe; one instance serves every locked method.
+ */
+public class LockAspectSupport {
+
+    private static final Logger log = LoggerFactory.getLogger(LockAspectSupport.class);
+
+    private final LockManager lockManager;
+    private final LockExpressionEvaluator evaluator;
+    private final LockOperationSource operations;
+    private final Duration abortCheckInterval;
+
+    private LockAspectSupport(Builder builder) {
+        this.lockManager = builder.lockManager;
+        this.evaluator = new LockExpressionEvaluator(builder.beanFactory);
+        this.operations = new LockOperationSource(evaluator, builder.beanFactory, builder.placeholders);
+        this.abortCheckInterval = builder.abortCheckInterval;
+    }
+
+    /** Starts configuring the support over {@code lockManager}. */
+    public static Builder builder(LockManager lockManager) {
+        return new Builder(lockManager);
+    }
+
+    /** The metadata cache, also used by the startup validation. */
+    public LockOperationSource operationSource() {
+        return operations;
+    }
+
+    /** The lock manager locks are taken from. */
+    public LockManager lockManager() {
+        return lockManager;
+    }
+
+    /** The rest of the intercepted call: the method itself (and any inner advice). */
+    @FunctionalInterface
+    public interface Invocation {
+        /** Runs the method; its exceptions pass through unchanged. */
+        Object proceed() throws Throwable;
+    }
+
+    /**
+     * Runs {@code invocation} under the lock that {@code method}'s {@code @DistributedLock} describes.
+     *
+     * @param method     the called method (an interface method is fine)
+     * @param target     the object it is called on, null for a static method
+     * @param args       the call's arguments
+     * @param invocation runs the method
+     * @return the method's result, or what the failure strategy gives
+     * @throws Throwable whatever the method throws, unchanged; {@code LockNotAcquiredException}
+     *                   (strategy THROW), {@code LockKeyException}, {@code LockBackendException},
+     *                   {@code LockLostException} from the lock
+     */
+    public Object invoke(Method method, Object target, Object[] args, Invocation invocation) throws Throwable {
+        Class<?> targetClass = target != null ? ClassUtils.getUserClass(target.getClass()) : method.getDeclaringClass();
+        LockOperation operation = operations.operation(method, targetClass);
+        if (operation == null) {
+            return invocation.proceed();
+        }
+        Call call = new Call(operation, target, args,
+                evaluator.context(operation.method(), args, target, targetClass), invocation);
+        if (!conditionHolds(call)) {
+            return invocation.proceed();
+        }
+        return switch (operation.resultKind()) {
+            case PLAIN -> invokePlain(call);
+            case COMPLETION_STAGE -> invokeCompletionStage(call);
+            case MONO, FLUX -> ReactorLocks.invoke(this, call);
+        };
+    }
+
+    /** One intercepted call: its metadata, arguments and evaluation context. */
+    record Call(LockOperation operation, Object target, Object[] args, EvaluationContext context, Invocation invocation) {
+    }
+
+    private Object invokePlain(Call call) throws Throwable {
+        List<LockHandle> held;
+        try {
+            held = acquire(call);
+        } catch (LockNotAcquiredException e) {
+            return onFailure(call, e);
+        }
+        Object result = runLocked(call, held);
+        RuntimeException releaseProblem = releaseAll(call.operation(), held, null);
+        if (releaseProblem != null) {
+            throw releaseProblem;
+        }
+        return result;
+    }
+
+    private Object invokeCompletionStage(Call call) throws Throwable {
+        boolean futureCompatible = call.operation().method().getReturnType().isAssignableFrom(CompletableFuture.class);
+        List<LockHandle> held;
+        try {
+            held = acquire(call);
+        } catch (LockNotAcquiredException e) {
+            if (futureCompatible && call.operation().onFailure() == OnFailure.THROW) {
+                return CompletableFuture.failedFuture(e);
+            }
+            return onFailure(call, e);
+        } catch (LockKeyException | LockBackendException e) {
+            if (futureCompatible) {
+                return CompletableFuture.failedFuture(e);
+            }
+            throw e;
+        }
+        Object result = runLocked(call, held);
+        for (LockHandle handle : held) {
+            handle.detachFromThread();
+        }
+        if (result == null) {
+            RuntimeException releaseProblem = releaseAll(call.operation(), held, null);
+            if (releaseProblem != null) {
+                throw releaseProblem;
+            }
+            return null;
+        }
+        CompletionStage<?> stage = (CompletionStage<?>) result;
+        if (!futureCompatible) {
+            stage.whenComplete((value, failure) -> releaseLogged(call.operation(), held, failure));
+            return stage;
+        }
+        // A future of our own, completed after the release: the caller sees completion only once the
+        // lock is free. The release hangs on the method's stage directly, so that cancelling the
+        // returned future cannot skip it.
+        CompletableFuture<Object> released = new CompletableFuture<>();
+        stage.whenComplete((value, failure) -> {
+            RuntimeException problem = releaseLogged(call.operation(), held, failure);
+            if (failure != null) {
+                released.completeExceptionally(failure);
+            } else if (problem != null) {
+                released.completeExceptionally(problem);
+            } else {
+                released.complete(value);
+            }
+        });
+        if (stage instanceof CompletableFuture<?> original) {
+            released.whenComplete((value, failure) -> {
+                if (released.isCancelled()) {
+                    original.cancel(false);
+                }
+            });
+        }
+        return released;
+    }
+
+    /** Releases after an async result ended; a release problem is logged and returned (null when none). */
+    RuntimeException releaseLogged(LockOperation operation, List<LockHandle> held, Throwable failure) {
+        RuntimeException problem = releaseAll(operation, held, failure);
+        if (problem != null) {
+            log.warn("dlock: releasing lock '{}' after the async result of {} ended failed", operation.lockName(),
+                    operation.describe(), problem);
+        }
+        return problem;
+    }
+
+    /** Runs the method with the {@link LockContext} bound; if it throws, releases everything and rethrows. */
+    Object runLocked(Call call, List<LockHandle> held) throws Throwable {
+        LockContext context = LockContext.enter(call.operation().lockName(), held);
+        try {
+            return call.invocation().proceed();
+        } catch (Throwable methodFailure) {
+            context.exit();
+            context = null;
+            RuntimeException releaseProblem = releaseAll(call.operation(), held, methodFailure);
+            if (releaseProblem != null) {
+                methodFailure.addSuppressed(releaseProblem);
+            }
+            throw methodFailure;
+        } finally {
+            if (context != null) {
+                context.exit();
+            }
+        }
+    }
+
+    /**
+     * Releases every handle, last acquired first. Returns what must reach the caller (a lost lease,
+     * a misuse), null when nothing; a store failure is logged, and added to {@code methodFailure}
+     * when the method failed, but never replaces the method's outcome.
+     */
+    RuntimeException releaseAll(LockOperation operation, List<LockHandle> held, Throwable methodFailure) {
+        RuntimeException surfaced = null;
+        for (int i = held.size() - 1; i >= 0; i--) {
+            try {
+                held.get(i).close();
+            } catch (LockBackendException e) {
+                log.warn("dlock: could not release lock '{}' key '{}' after {} ran; the lease is no longer renewed and expires on its own",
+                        operation.lockName(), held.get(i).key(), operation.describe(), e);
+                if (methodFailure != null) {
+                    methodFailure.addSuppressed(e);
+                }
+            } catch (RuntimeException e) {
+                if (surfaced == null) {
+                    surfaced = e;
+                } else {
+                    surfaced.addSuppressed(e);
+                }
+            }
+        }
+        return surfaced;
+    }
+
+    /** Whether the call locks: true without a condition. */
+    private boolean conditionHolds(Call call) {
+        Expression condition = call.operation().condition();
+        if (condition == null) {
+            return true;
+        }
+        try {
+            return Boolean.TRUE.equals(condition.getValue(call.context(), Boolean.class));
+        } catch (EvaluationException e) {
+            throw new LockAnnotationException("@DistributedLock condition '" + condition.getExpressionString() + "' of "
+                    + call.operation().describe() + " failed to evaluate: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Acquires every key of the call, in sorted order, within one wait budget; all or nothing.
+     *
+     * @throws LockNotAcquiredException when one of them is not acquired (those taken are released)
+     */
+    List<LockHandle> acquire(Call call) {
+        LockOperation operation = call.operation();
+        List<String> keys = resolveKeys(call);
+        BooleanSupplier abort = abortCondition(call);
+        if (keys.size() == 1) {
+            return List.of(lockManager.acquire(request(operation, keys.get(0), operation.waitTime(), abort)));
+        }
+        Duration waitTime = operation.waitTime() != null ? operation.waitTime() : lockManager.defaultWaitTime();
+        long deadline = System.nanoTime() + waitTime.toNanos();
+        List<LockHandle> held = new ArrayList<>(keys.size());
+        try {
+            for (String key : keys) {
+                Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+                held.add(lockManager.acquire(request(operation, key, remaining, abort)));
+            }
+            return held;
+        } catch (RuntimeException | Error e) {
+            RuntimeException releaseProblem = releaseAll(operation, held, e);
+            if (releaseProblem != null) {
+                e.addSuppressed(releaseProblem);
+            }
+            throw e;
+        }
+    }
+
+    private LockRequest request(LockOperation operation, String key, Duration waitTime, BooleanSupplier abort) {
+        LockRequest.Builder request = LockRequest.builder(key)
+                .name(operation.lockName())
+                .leaseTime(operation.leaseTime())
+                .abortIf(abort)
+                .abortCheckInterval(abortCheckInterval);
+        if (waitTime != null) {
+            request.waitTime(waitTime);
+        }
+        return request.build();
+    }
+
+    private BooleanSupplier abortCondition(Call call) {
+        Expression abortIf = call.operation().abortIf();
+        if (abortIf == null) {
+            return null;
+        }
+        return () -> Boolean.TRUE.equals(abortIf.getValue(call.context(), Boolean.class));
+    }
+
+    /** The lock manager keys of the call ({@code <name>:<key>}), sorted and without duplicates. */
+    List<String> resolveKeys(Call call) {
+        LockOperation operation = call.operation();
+        String prefix = operation.lockName() + ":";
+        if (!operation.multiKey()) {
+            Object value = evaluateKey(call, 0);
+            return List.of(prefix + keyText(operation, operation.keySources().get(0), value));
+        }
+        TreeSet<String> keys = new TreeSet<>();
+        for (int i = 0; i < operation.keyExpressions().size(); i++) {
+            String source = operation.keySources().get(i);
+            Object value = evaluateKey(call, i);
+            if (value instanceof Collection<?> collection) {
+                for (Object element : collection) {
+                    keys.add(prefix + keyText(operation, source, element));
+                }
+            } else if (value != null && value.getClass().isArray()) {
+                for (Object element : ObjectUtils.toObjectArray(value)) {
+                    keys.add(prefix + keyText(operation, source, element));
+                }
+            } else {
+                keys.add(prefix + keyText(operation, source, value));
+            }
+        }
+        if (keys.isEmpty()) {
+            throw new LockKeyException("@DistributedLock keys of " + operation.describe() + " resolved to no key: "
+                    + operation.keySources() + " gave only empty collections or arrays; the method was not run");
+        }
+        return List.copyOf(keys);
+    }
+
+    private Object evaluateKey(Call call, int index) {
+        LockOperation operation = call.operation();
+        try {
+            return operation.keyExpressions().get(index).getValue(call.context());
+        } catch (EvaluationException e) {
+            LockKeyException failure = new LockKeyException("@DistributedLock key '" + operation.keySources().get(index)
+                    + "' of " + operation.describe() + " failed to evaluate: " + e.getMessage() + "; the method was not run");
+            failure.initCause(e);
+            throw failure;
+        }
+    }
+
+    private static String keyText(LockOperation operation, String source, Object value) {
+        String text = value == null ? null : String.valueOf(value);
+        if (text == null || text.isBlank()) {
+            throw new LockKeyException("@DistributedLock key '" + source + "' of " + operation.describe() + " is "
+                    + (text == null ? "null" : "blank") + " for this call (is the argument or property null?); the method was not run");
+        }
+        return text;
+    }
+
+    /** Applies the failure strategy. */
+    Object onFailure(Call call, LockNotAcquiredException failure) throws Throwable {
+        LockOperation operation = call.operation();
+        return switch (operation.onFailure()) {
+            case THROW -> throw failure;
+            case SKIP -> {
+                log.debug("dlock: skipped {} because {}", operation.describe(), failure.getMessage());
+                yield operation.emptyResult().get();
+            }
+            case FALLBACK -> callFallback(call, failure);
+        };
+    }
+
+    private Object callFallback(Call call, LockNotAcquiredException failure) throws Throwable {
+        LockOperation operation = call.operation();
+        Object[] args = call.args();
+        if (operation.fallbackTakesFailure()) {
+            Object[] extended = Arrays.copyOf(args, args.length + 1);
+            extended[args.length] = failure;
+            args = extended;
+        }
+        try {
+            return operation.fallback().invoke(call.target(), args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    /** Configures a {@link LockAspectSupport}. */
+    public static final class Builder {
+        private final LockManager lockManager;
+        private BeanFactory beanFactory;
+        private UnaryOperator<String> placeholders;
+        private Duration abortCheckInterval = LockRequest.DEFAULT_ABORT_CHECK_INTERVAL;
+
+        private Builder(LockManager lockManager) {
+            this.lockManager = Objects.requireNonNull(lockManager, "lockManager");
+        }
+
+        /** Resolves {@code @beanName} references in expressions (optional). */
+        public Builder beanFactory(BeanFactory beanFactory) {
+            this.beanFactory = beanFactory;
+            return this;
+        }
+
+        /** Resolves {@code ${...}} placeholders in {@code waitTime} and {@code leaseTime}, for example {@code environment::resolveRequiredPlaceholders}. */
+        public Builder placeholderResolver(UnaryOperator<String> placeholders) {
+            this.placeholders = placeholders;
+            return this;
+        }
+
+        /** How often a waiter re-checks {@code abortIf} when no release notice arrives (default 100 ms). */
+        public Builder abortCheckInterval(Duration interval) {
+            Objects.requireNonNull(interval, "abortCheckInterval");
+            if (interval.isZero() || interval.isNegative()) {
+                throw new IllegalArgumentException("abortCheckInterval must be positive, was " + interval);
+            }
+            this.abortCheckInterval = interval;
+            return this;
+        }
+
+        /** Builds the support. */
+        public LockAspectSupport build() {
+            return new LockAspectSupport(this);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.dlock.aspect;
+
+import dev.dlock.core.LockHandle;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The locks held for the {@code @DistributedLock} method running on this thread: its fencing
+ * token(s), key(s) and whether the lease is still held.
+ *
+ * <pre>{@code
+ * @DistributedLock(key = "#order.id")
+ * public void ship(Order order) {
+ *     long token = LockContext.current().fencingToken();
+ *     warehouse.reserve(order, token); // the store rejects writes with an older token
+ * }
+ * }</pre>
+ *
+ * <p>It is bound while the method body runs on the calling thread; for a method returning a
+ * {@code CompletionStage}, {@code Mono} or {@code Flux} that is the synchronous part of the call
+ * only (read the token there and pass it on). Nested locked methods see their own context, and the
+ * outer one is restored when they return.
+ */
+public final class LockContext {
+
+    private static final ThreadLocal<LockContext> CURRENT = new ThreadLocal<>();
+
+    private final String lockName;
+    private final List<LockHandle> handles;
+    private final LockContext outer;
+
+    private LockContext(String lockName, List<LockHandle> handles, LockContext outer) {
+        this.lockName = lockName;
+        this.handles = handles;
+        this.outer = outer;
+    }
+
+    /**
+     * The context of the innermost {@code @DistributedLock} method running on this thread.
+     *
+     * @throws IllegalStateException when no locked method is running on this thread (or its condition was false)
+     */
+    public static LockContext current() {
+        LockContext context = CURRENT.get();
+        if (context == null) {
+            throw new IllegalStateException("No @DistributedLock method holds a lock on this thread; "
+                    + "LockContext.current() is only available inside a locked method body");
+        }
+        return context;
+    }
+
+    /** The context of the innermost locked method running on this thread, if any. */
+    public static Optional<LockContext> find() {
+        return Optional.ofNullable(CURRENT.get());
+    }
+
+    static LockContext enter(String lockName, List<LockHandle> handles) {
+        LockContext context = new LockContext(lockName, handles, CURRENT.get());
+        CURRENT.set(context);
+        return context;
+    }
+
+    void exit() {
+        if (outer == null) {
+            CURRENT.remove();
+        } else {
+            CURRENT.set(outer);
+        }
+    }
+
+    /** The lock's static name. */
+    public String lockName() {
+        return lockName;
+    }
+
+    /** The locked key as passed to the lock manager ({@code <name>:<resolved key>}); the first in sorted order for multi-key locks. */
+    public String key() {
+        return handles.get(0).key();
+    }
+
+    /** Every locked key, in acquisition (sorted) order. */
+    public List<String> keys() {
+        List<String> keys = new ArrayList<>(handles.size());
+        for (LockHandle handle : handles) {
+            keys.add(handle.key());
+        }
+        return Collections.unmodifiableList(keys);
+    }
+
+    /** The fencing token of {@link #key()}: larger than every token issued before for that key. */
+    public long fencingToken() {
+        return handles.get(0).fencingToken();
+    }
+
+    /** The fencing token of every locked key, in acquisition order. */
+    public Map<String, Long> fencingTokens() {
+        Map<String, Long> tokens = new LinkedHashMap<>();
+        for (LockHandle handle : handles) {
+            tokens.put(handle.key(), handle.fencingToken());
+        }
+        return Collections.unmodifiableMap(tokens);
+    }
+
+    /** True while every lease is held (none released, lost, or past its fixed lease). */
+    public boolean isHeld() {
+        for (LockHandle handle : handles) {
+            if (!handle.isHeld()) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

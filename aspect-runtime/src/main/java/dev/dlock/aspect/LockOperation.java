@@ -1,0 +1,60 @@
+package dev.dlock.aspect;
+
+import dev.dlock.annotation.OnFailure;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.expression.Expression;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything about one {@code @DistributedLock} method that does not depend on the call's
+ * arguments: resolved once per (method, target class) by {@link LockOperationSource} and cached.
+ *
+ * @param method            the most specific method (the one whose parameters the expressions see)
+ * @param element           the cache key of the method and its target class
+ * @param lockName          the lock's static name
+ * @param keyExpressions    the parsed key expressions: one for {@code key}, one per entry of {@code keys}
+ * @param keySources        the key expressions' source text, for error messages
+ * @param multiKey          whether the lock came from {@code keys} (expanded, sorted, deduplicated)
+ * @param condition         the parsed condition, null when always locked
+ * @param abortIf           the parsed abort condition, null when none
+ * @param waitTime          the wait time, null for the lock manager's default
+ * @param leaseTime         the fixed lease, null for a watchdog-managed one
+ * @param onFailure         what happens when the lock is not acquired
+ * @param fallback          the fallback method, null unless {@code onFailure} is FALLBACK
+ * @param fallbackTakesFailure whether the fallback takes the {@code LockNotAcquiredException} as last argument
+ * @param resultKind        how the return value is treated
+ * @param emptyResult       what SKIP returns (for async kinds: what the completed stage holds)
+ */
+record LockOperation(Method method, AnnotatedElementKey element, String lockName,
+                     List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
+                     Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
+                     OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
+                     ResultKind resultKind, EmptyResult emptyResult) {
+
+    /** How the method's result relates to the time the lock is held. */
+    enum ResultKind {
+        /** The lock is released when the method returns or throws. */
+        PLAIN,
+        /** The lock is released when the returned stage completes. */
+        COMPLETION_STAGE,
+        /** The lock is taken on subscribe and released on terminate or cancel. */
+        MONO,
+        /** The lock is taken on subscribe and released on terminate or cancel. */
+        FLUX
+    }
+
+    /** Produces the value SKIP returns, fresh for each call where it is mutable. */
+    @FunctionalInterface
+    interface EmptyResult {
+        /** The empty value. */
+        Object get();
+    }
+
+    /** {@code Class.method(ParamType, ...)}, for messages. */
+    String describe() {
+        return LockOperationSource.describe(method);
+    }
+}

@@ -1,0 +1,366 @@
+package dev.dlock.aspect;
+
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.aspect.LockOperation.ResultKind;
+import dev.dlock.annotation.OnFailure;
+import dev.dlock.core.LockNotAcquiredException;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.CollectionFactory;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * Reads, validates and caches the {@code @DistributedLock} metadata of methods: one
+ * {@link LockOperation} per (method, target class), methods without the annotation cached as a
+ * marker, every expression parsed once.
+ */
+public final class LockOperationSource {
+
+    private static final Object NO_LOCK = new Object();
+    private static final Pattern INDEXED_ARGUMENT = Pattern.compile("[pa](\\d+)");
+    private static final boolean REACTOR_PRESENT =
+            ClassUtils.isPresent("reactor.core.publisher.Mono", LockOperationSource.class.getClassLoader());
+
+    private final LockExpressionEvaluator evaluator;
+    private final BeanFactory beanFactory;
+    private final UnaryOperator<String> placeholders;
+    private final Map<AnnotatedElementKey, Object> operations = new ConcurrentHashMap<>(64);
+
+    LockOperationSource(LockExpressionEvaluator evaluator, BeanFactory beanFactory, UnaryOperator<String> placeholders) {
+        this.evaluator = evaluator;
+        this.beanFactory = beanFactory;
+        this.placeholders = placeholders;
+    }
+
+    /**
+     * The lock metadata of {@code method} called on an instance of {@code targetClass}; null when
+     * the method has no {@code @DistributedLock}.
+     *
+     * @throws LockAnnotationException when the annotation is invalid
+     */
+    LockOperation operation(Method method, Class<?> targetClass) {
+        AnnotatedElementKey cacheKey = new AnnotatedElementKey(method, targetClass);
+        Object cached = operations.get(cacheKey);
+        if (cached == null) {
+            LockOperation built = build(method, targetClass);
+            cached = operations.computeIfAbsent(cacheKey, k -> built == null ? NO_LOCK : built);
+        }
+        return cached == NO_LOCK ? null : (LockOperation) cached;
+    }
+
+    /**
+     * Checks every {@code @DistributedLock} method of {@code beanClass}; returns one message per
+     * invalid annotation (empty when all are valid). Valid ones are cached for the calls to come.
+     */
+    public List<String> validate(Class<?> beanClass) {
+        Class<?> userClass = ClassUtils.getUserClass(beanClass);
+        List<String> problems = new ArrayList<>();
+        ReflectionUtils.doWithMethods(userClass, method -> {
+            try {
+                operation(method, userClass);
+            } catch (LockAnnotationException e) {
+                problems.add(e.getMessage());
+            }
+        }, method -> !method.isBridge() && !method.isSynthetic()
+                && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class));
+        return problems;
+    }
+
+    private LockOperation build(Method method, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+        if (annotation == null) {
+            annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+        }
+        if (annotation == null) {
+            return null;
+        }
+        AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
+        Problems problems = new Problems(specific);
+
+        boolean hasKey = !annotation.key().isBlank();
+        boolean hasKeys = annotation.keys().length > 0;
+        List<String> keySources = new ArrayList<>();
+        if (hasKey && hasKeys) {
+            problems.add("key", "'key' and 'keys' are both set; use one of them");
+        } else if (!hasKey && !hasKeys) {
+            problems.add("key", "neither 'key' nor 'keys' is set; give the lock key, for example key = \"#p0\"");
+        } else if (hasKey) {
+            keySources.add(annotation.key());
+        } else {
+            for (String source : annotation.keys()) {
+                if (source.isBlank()) {
+                    problems.add("keys", "an entry of 'keys' is blank");
+                } else {
+                    keySources.add(source);
+                }
+            }
+        }
+        List<Expression> keyExpressions = new ArrayList<>();
+        for (String source : keySources) {
+            keyExpressions.add(expression(element, specific, hasKey ? "key" : "keys", source, problems));
+        }
+        Expression condition = annotation.condition().isBlank() ? null
+                : expression(element, specific, "condition", annotation.condition(), problems);
+        Expression abortIf = annotation.abortIf().isBlank() ? null
+                : expression(element, specific, "abortIf", annotation.abortIf(), problems);
+        Duration waitTime = duration("waitTime", annotation.waitTime(), problems);
+        Duration leaseTime = duration("leaseTime", annotation.leaseTime(), problems);
+        if (leaseTime != null && leaseTime.isZero()) {
+            problems.add("leaseTime", "a fixed lease must be positive; leave it empty for a watchdog-managed lease");
+        }
+
+        Method fallback = null;
+        boolean fallbackTakesFailure = false;
+        OnFailure onFailure = annotation.onFailure();
+        String fallbackName = annotation.fallback();
+        if (onFailure == OnFailure.FALLBACK && fallbackName.isBlank()) {
+            problems.add("fallback", "onFailure = FALLBACK needs 'fallback', the name of a method on the same bean");
+        } else if (onFailure != OnFailure.FALLBACK && !fallbackName.isBlank()) {
+            problems.add("fallback", "'fallback' is set but onFailure is " + onFailure + "; set onFailure = FALLBACK");
+        } else if (onFailure == OnFailure.FALLBACK) {
+            fallback = findFallback(specific, targetClass, fallbackName, true);
+            fallbackTakesFailure = fallback != null;
+            if (fallback == null) {
+                fallback = findFallback(specific, targetClass, fallbackName, false);
+            }
+            if (fallback == null) {
+                problems.add("fallback", "no method " + fallbackName + "(" + parameterList(specific.getParameterTypes())
+                        + "[, LockNotAcquiredException]) on " + targetClass.getName());
+            } else if (!ClassUtils.isAssignable(specific.getReturnType(), fallback.getReturnType())) {
+                problems.add("fallback", "fallback " + describe(fallback) + " returns " + fallback.getReturnType().getName()
+                        + ", not assignable to " + specific.getReturnType().getName());
+            } else {
+                ReflectionUtils.makeAccessible(fallback);
+            }
+        }
+        problems.throwIfAny();
+
+        String name = annotation.name().isBlank() ? defaultName(specific) : annotation.name();
+        ResultKind resultKind = resultKind(specific.getReturnType());
+        return new LockOperation(specific, element, name, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
+                condition, abortIf, waitTime, leaseTime, onFailure, fallback, fallbackTakesFailure,
+                resultKind, emptyResult(specific, resultKind));
+    }
+
+    private Expression expression(AnnotatedElementKey element, Method method, String attribute, String source, Problems problems) {
+        Expression parsed;
+        try {
+            parsed = evaluator.parse(element, source);
+        } catch (ParseException e) {
+            problems.add(attribute, "expression '" + source + "' does not parse: " + e.getMessage());
+            return null;
+        }
+        if (parsed instanceof SpelExpression spel) {
+            checkReferences(spel.getAST(), method, attribute, source, problems);
+        }
+        return parsed;
+    }
+
+    /** Checks that {@code #name} variables are parameters (or p0/a0 in range) and {@code @bean} references exist. */
+    private void checkReferences(SpelNode node, Method method, String attribute, String source, Problems problems) {
+        String text = node.getClass().getSimpleName();
+        if (text.equals("VariableReference")) {
+            String variable = node.toStringAST().substring(1);
+            checkVariable(variable, method, attribute, source, problems);
+        } else if (text.equals("BeanReference") && beanFactory != null) {
+            String bean = node.toStringAST().substring(1);
+            if (!bean.startsWith("&") && !beanFactory.containsBean(bean)) {
+                problems.add(attribute, "expression '" + source + "' refers to bean '" + bean + "', which does not exist");
+            }
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkReferences(node.getChild(i), method, attribute, source, problems);
+        }
+    }
+
+    private void checkVariable(String variable, Method method, String attribute, String source, Problems problems) {
+        if (variable.equals("root") || variable.equals("this")) {
+            return;
+        }
+        var indexed = INDEXED_ARGUMENT.matcher(variable);
+        if (indexed.matches()) {
+            int index = Integer.parseInt(indexed.group(1));
+            if (index >= method.getParameterCount()) {
+                problems.add(attribute, "expression '" + source + "' refers to '#" + variable + "' but the method has "
+                        + method.getParameterCount() + " parameter(s)");
+            }
+            return;
+        }
+        String[] names = evaluator.parameterNames().getParameterNames(method);
+        if (names == null) {
+            if (method.getParameterCount() > 0) {
+                problems.add(attribute, "expression '" + source + "' refers to '#" + variable + "' but the parameter names of "
+                        + describe(method) + " are not available: compile with '-parameters' (maven-compiler-plugin "
+                        + "<parameters>true</parameters>) or use #p0/#a0");
+            } else {
+                problems.add(attribute, "expression '" + source + "' refers to '#" + variable + "' but the method has no parameters");
+            }
+        } else if (!Arrays.asList(names).contains(variable)) {
+            problems.add(attribute, "expression '" + source + "' refers to '#" + variable + "', which is not a parameter; "
+                    + "the parameters are " + Arrays.toString(names));
+        }
+    }
+
+    private Duration duration(String attribute, String text, Problems problems) {
+        if (text.isBlank()) {
+            return null;
+        }
+        String resolved;
+        try {
+            resolved = placeholders == null ? text : placeholders.apply(text);
+        } catch (RuntimeException e) {
+            problems.add(attribute, "cannot resolve '" + text + "': " + e.getMessage());
+            return null;
+        }
+        if (resolved == null || resolved.isBlank()) {
+            problems.add(attribute, "'" + text + "' resolves to nothing");
+            return null;
+        }
+        if (resolved.contains("${")) {
+            problems.add(attribute, "'" + text + "' has a placeholder and no Spring Environment resolves it");
+            return null;
+        }
+        try {
+            return LockDurations.parse(resolved);
+        } catch (IllegalArgumentException e) {
+            problems.add(attribute, e.getMessage());
+            return null;
+        }
+    }
+
+    private static Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
+        Class<?>[] parameters = method.getParameterTypes();
+        for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
+            for (Method candidate : type.getDeclaredMethods()) {
+                if (!candidate.getName().equals(name) || candidate.isBridge()) {
+                    continue;
+                }
+                Class<?>[] candidateParameters = candidate.getParameterTypes();
+                int expected = parameters.length + (withFailure ? 1 : 0);
+                if (candidateParameters.length != expected
+                        || !Arrays.equals(parameters, Arrays.copyOf(candidateParameters, parameters.length))) {
+                    continue;
+                }
+                if (withFailure) {
+                    Class<?> last = candidateParameters[expected - 1];
+                    if (!last.isAssignableFrom(LockNotAcquiredException.class)) {
+                        continue;
+                    }
+                }
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    private static ResultKind resultKind(Class<?> returnType) {
+        if (CompletionStage.class.isAssignableFrom(returnType)) {
+            return ResultKind.COMPLETION_STAGE;
+        }
+        if (REACTOR_PRESENT) {
+            ResultKind reactive = ReactorLocks.resultKind(returnType);
+            if (reactive != null) {
+                return reactive;
+            }
+        }
+        return ResultKind.PLAIN;
+    }
+
+    private static LockOperation.EmptyResult emptyResult(Method method, ResultKind kind) {
+        return switch (kind) {
+            case PLAIN -> emptyValue(method.getReturnType(), ResolvableType.forMethodReturnType(method));
+            case COMPLETION_STAGE -> {
+                ResolvableType valueType = ResolvableType.forMethodReturnType(method).as(CompletionStage.class).getGeneric(0);
+                LockOperation.EmptyResult value = emptyValue(valueType.toClass(), valueType);
+                yield () -> CompletableFuture.completedFuture(value.get());
+            }
+            case MONO, FLUX -> ReactorLocks.empty(kind);
+        };
+    }
+
+    private static LockOperation.EmptyResult emptyValue(Class<?> type, ResolvableType resolvable) {
+        if (type == void.class || type == Void.class || type == Object.class) {
+            return () -> null;
+        }
+        if (type.isPrimitive()) {
+            Object primitiveDefault = java.lang.reflect.Array.get(java.lang.reflect.Array.newInstance(type, 1), 0);
+            return () -> primitiveDefault;
+        }
+        if (type == Optional.class) {
+            return Optional::empty;
+        }
+        if (Collection.class.isAssignableFrom(type) || type == Iterable.class) {
+            Class<?> collectionType = type == Iterable.class ? List.class : type;
+            Class<?> elementType = resolvable.asCollection().resolveGeneric(0);
+            return () -> CollectionFactory.createCollection(collectionType, elementType, 0);
+        }
+        if (Map.class.isAssignableFrom(type)) {
+            Class<?> keyType = resolvable.asMap().resolveGeneric(0);
+            return () -> CollectionFactory.createMap(type, keyType, 0);
+        }
+        return () -> null;
+    }
+
+    private static String defaultName(Method method) {
+        Class<?> type = method.getDeclaringClass();
+        String simple = type.getSimpleName();
+        if (simple.isEmpty()) {
+            simple = ClassUtils.getShortName(type);
+        }
+        return simple + "." + method.getName();
+    }
+
+    /** {@code com.example.OrderService.ship(Order)}. */
+    static String describe(Method method) {
+        return method.getDeclaringClass().getName() + "." + method.getName() + "(" + parameterList(method.getParameterTypes()) + ")";
+    }
+
+    private static String parameterList(Class<?>[] types) {
+        return Arrays.stream(types).map(Class::getSimpleName).collect(Collectors.joining(", "));
+    }
+
+    /** The problems of one annotation, thrown together. */
+    private static final class Problems {
+        private final Method method;
+        private final List<String> messages = new ArrayList<>();
+
+        Problems(Method method) {
+            this.method = method;
+        }
+
+        void add(String attribute, String message) {
+            messages.add("attribute '" + attribute + "': " + message);
+        }
+
+        void throwIfAny() {
+            if (!messages.isEmpty()) {
+                throw new LockAnnotationException("Invalid @DistributedLock on " + describe(method) + ": "
+                        + String.join("; ", messages));
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package dev.dlock.aspect.it;
+
+import dev.dlock.aspect.EnableDistributedLocks;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockManager;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.core.env.MapPropertySource;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+
+/** Spring contexts over the shared real Redis. */
+final class TestContexts {
+
+    private TestContexts() {
+    }
+
+    /** Starts a context from {@code configs} plus {@link LockInfrastructure}, with the test properties. */
+    static AnnotationConfigApplicationContext start(Class<?>... configs) {
+        return start(context -> context.register(DefaultLocking.class), configs);
+    }
+
+    /** Starts a context from {@code configs} plus {@link LockInfrastructure}, after {@code customizer} ran. */
+    static AnnotationConfigApplicationContext start(Consumer<AnnotationConfigApplicationContext> customizer, Class<?>... configs) {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        customizer.accept(context);
+        context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("test",
+                Map.of("test.wait-time", "250ms", "dlock.abort-check-interval", "100ms")));
+        context.register(LockInfrastructure.class);
+        if (configs.length > 0) {
+            context.register(configs);
+        }
+        context.refresh();
+        return context;
+    }
+
+    /** A lock manager of its own over the same Redis: "another JVM" for holding keys against the one under test. */
+    static LockManager otherJvm(UnifiedJedis client) {
+        return LockManager.builder(TestRedis.backend(client)).leaseTime(Duration.ofSeconds(5)).watchdogThreadName("other-jvm-watchdog").build();
+    }
+
+    /** Counts acquisition attempts per lock name, so tests can wait until every caller is queued. */
+    static final class AttemptCounter implements LockListener {
+        private final Map<String, CountDownLatch> latches = new ConcurrentHashMap<>();
+        private final Set<String> ignored = ConcurrentHashMap.newKeySet();
+
+        CountDownLatch expect(String lockName, int attempts) {
+            CountDownLatch latch = new CountDownLatch(attempts);
+            latches.put(lockName, latch);
+            return latch;
+        }
+
+        @Override
+        public void onAcquireAttempt(String lockName, String key) {
+            CountDownLatch latch = latches.get(lockName);
+            if (latch != null) {
+                latch.countDown();
+            } else {
+                ignored.add(lockName);
+            }
+        }
+    }
+
+    /** The aspect with its default order. */
+    @Configuration(proxyBeanMethods = false)
+    @EnableDistributedLocks
+    static class DefaultLocking {
+    }
+
+    /** The lock manager, its Redis client and the listener. */
+    @Configuration(proxyBeanMethods = false)
+    @EnableAspectJAutoProxy(proxyTargetClass = true)
+    static class LockInfrastructure {
+
+        @Bean
+        UnifiedJedis redisClient() {
+            return TestRedis.shared().client();
+        }
+
+        @Bean
+        AttemptCounter attemptCounter() {
+            return new AttemptCounter();
+        }
+
+        @Bean
+        LockManager lockManager(UnifiedJedis redisClient, AttemptCounter attemptCounter) {
+            return LockManager.builder(TestRedis.backend(redisClient))
+                    .leaseTime(Duration.ofSeconds(3))
+                    .listener(attemptCounter)
+                    .build();
+        }
+    }
+}

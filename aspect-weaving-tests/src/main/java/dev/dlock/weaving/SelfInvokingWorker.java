@@ -1,0 +1,31 @@
+package dev.dlock.weaving;
+
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.aspect.LockContext;
+
+/**
+ * A plain class, no Spring: its public methods call their own {@code @DistributedLock} methods
+ * through {@code this}, which a Spring AOP proxy would not intercept. Woven by ajc, they are locked.
+ */
+public class SelfInvokingWorker {
+
+    /** Runs {@code section} under the lock on {@code id}, reached by self-invocation. */
+    public void work(String id, Runnable section) {
+        this.locked(id, section);
+    }
+
+    /** Returns the fencing token seen inside a private locked method, reached by self-invocation. */
+    public long tokenViaPrivateMethod(String id) {
+        return privateLocked(id);
+    }
+
+    @DistributedLock(key = "#id", waitTime = "10s")
+    public void locked(String id, Runnable section) {
+        section.run();
+    }
+
+    @DistributedLock(key = "#id", name = "worker.private", waitTime = "200ms")
+    private long privateLocked(String id) {
+        return LockContext.current().fencingToken();
+    }
+}

@@ -1,11 +1,6 @@
 package dev.dlock.bench;
 
 import dev.dlock.testkit.redis.RedisServerProcess;
-import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.Options;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 
@@ -47,24 +41,21 @@ public final class BenchmarkMain {
             report.add("Redis " + redis.version() + " (" + redis.binary() + "), " + Runtime.getRuntime().availableProcessors()
                     + " cores, JDK " + System.getProperty("java.version"));
             report.add("");
-            report.add("### Uncontended acquire + release, distinct keys (ops/s)");
+            report.add("### Uncontended acquire + release, distinct keys (ops/s, median of alternating rounds)");
             report.add("");
-            report.add("| threads | raw Jedis | dlock | dlock / raw |");
-            report.add("|---|---|---|---|");
-            for (int threads : threadCounts) {
-                Options options = new OptionsBuilder()
-                        .include(AcquireReleaseBenchmark.class.getName() + ".*")
-                        .threads(threads)
-                        .forks(1)
-                        .warmupIterations(quick ? 1 : 2).warmupTime(TimeValue.seconds(quick ? 2 : 5))
-                        .measurementIterations(quick ? 2 : 3).measurementTime(TimeValue.seconds(quick ? 3 : 10))
-                        .jvmArgsAppend("-D" + BenchRedis.PROPERTY + "=" + redis.uri())
-                        .build();
-                Collection<RunResult> results = new Runner(options).run();
-                double dlock = score(results, "dlock");
-                double raw = score(results, "rawJedis");
-                report.add(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |", threads, raw, dlock, dlock / raw));
-                log.info("threads={} raw={} dlock={}", threads, raw, dlock);
+            report.add("| threads | raw Jedis | dlock backend only | dlock | dlock / raw (median of per-round ratios) |");
+            report.add("|---|---|---|---|---|");
+            try (LockPairs pairs = new LockPairs()) {
+                List<InterleavedThroughput.Variant> variants = List.of(
+                        new InterleavedThroughput.Variant("raw", pairs::rawJedis),
+                        new InterleavedThroughput.Variant("backend", pairs::backendOnly),
+                        new InterleavedThroughput.Variant("dlock", pairs::dlock));
+                for (int threads : threadCounts) {
+                    InterleavedThroughput.Result r = InterleavedThroughput.measure(variants, threads, quick ? 3 : 7, quick ? 1_000 : 3_000);
+                    report.add(String.format(Locale.ROOT, "| %d | %,.0f | %,.0f | %,.0f | %.2f |", threads,
+                            r.medianOpsPerSecond()[0], r.medianOpsPerSecond()[1], r.medianOpsPerSecond()[2], r.medianRatioToFirst()[2]));
+                    log.info("{}", report.get(report.size() - 1));
+                }
             }
             report.add("");
             report.add("### Watchdog: 10,000 held leases (lease 3 s, renewed every 1 s, batch 100)");
@@ -79,12 +70,5 @@ public final class BenchmarkMain {
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.write(out, report);
         log.info("Report written to {}:\n{}", out.toAbsolutePath(), String.join("\n", report));
-    }
-
-    private static double score(Collection<RunResult> results, String method) {
-        return results.stream()
-                .filter(r -> r.getParams().getBenchmark().endsWith("." + method))
-                .mapToDouble(r -> r.getPrimaryResult().getScore())
-                .findFirst().orElseThrow(() -> new IllegalStateException("no result for " + method));
     }
 }

@@ -1,0 +1,91 @@
+package dev.dlock.bench;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+
+/**
+ * Measures variants of one operation in alternating short rounds on the same Redis and reports
+ * the median of their per-round ratios. On a shared 2-core machine throughput drifts by tens of
+ * percent between minutes; alternating rounds make the ratio immune to that drift.
+ */
+final class InterleavedThroughput {
+
+    /** One named variant: given a thread's key, does one operation. */
+    record Variant(String name, Function<String, Object> operation) {
+    }
+
+    /** Median ops/s of each variant, and the median per-round ratio of each variant to the first. */
+    record Result(int threads, double[] medianOpsPerSecond, double[] medianRatioToFirst) {
+    }
+
+    private InterleavedThroughput() {
+    }
+
+    static Result measure(List<Variant> variants, int threads, int rounds, long roundMillis) throws InterruptedException {
+        List<String> keys = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            keys.add("bench:" + UUID.randomUUID());
+        }
+        for (Variant variant : variants) {
+            run(variant, keys, roundMillis); // warm-up
+        }
+        double[][] opsPerSecond = new double[variants.size()][rounds];
+        for (int round = 0; round < rounds; round++) {
+            for (int i = 0; i < variants.size(); i++) {
+                // Alternate the order so that neither variant always runs first in a round.
+                int v = round % 2 == 0 ? i : variants.size() - 1 - i;
+                opsPerSecond[v][round] = run(variants.get(v), keys, roundMillis);
+            }
+        }
+        double[] medians = new double[variants.size()];
+        double[] ratios = new double[variants.size()];
+        for (int v = 0; v < variants.size(); v++) {
+            medians[v] = median(opsPerSecond[v]);
+            double[] roundRatios = new double[rounds];
+            for (int round = 0; round < rounds; round++) {
+                roundRatios[round] = opsPerSecond[v][round] / opsPerSecond[0][round];
+            }
+            ratios[v] = median(roundRatios);
+        }
+        return new Result(threads, medians, ratios);
+    }
+
+    private static double run(Variant variant, List<String> keys, long millis) throws InterruptedException {
+        LongAdder ops = new LongAdder();
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch done = new CountDownLatch(keys.size());
+        List<Thread> threads = new ArrayList<>();
+        for (String key : keys) {
+            Thread thread = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        variant.operation().apply(key);
+                        ops.increment();
+                    }
+                } finally {
+                    done.countDown();
+                }
+            });
+            threads.add(thread);
+        }
+        long start = System.nanoTime();
+        threads.forEach(Thread::start);
+        Thread.sleep(millis);
+        stop.set(true);
+        done.await();
+        return ops.sum() / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+}

@@ -58,6 +58,15 @@ public final class BenchmarkMain {
                 }
             }
             report.add("");
+            report.add("### @DistributedLock overhead against the programmatic API, 8 threads (ops/s, median of alternating rounds)");
+            report.add("");
+            report.add("| threads | programmatic | annotation (proxy + SpEL) | annotation / programmatic |");
+            report.add("|---|---|---|---|");
+            InterleavedThroughput.Result aspect = AspectOverhead.measure(8, quick ? 3 : 7, quick ? 1_000 : 3_000);
+            report.add(String.format(Locale.ROOT, "| 8 | %,.0f | %,.0f | %.3f |", aspect.medianOpsPerSecond()[0],
+                    aspect.medianOpsPerSecond()[1], aspect.medianRatioToFirst()[1]));
+            log.info("{}", report.get(report.size() - 1));
+            report.add("");
             report.add("### Watchdog: 10,000 held leases (lease 3 s, renewed every 1 s, batch 100)");
             report.add("");
             WatchdogHarness.Result watchdog = WatchdogHarness.run(redis, 10_000, Duration.ofSeconds(3), quick ? 3 : 10);

@@ -1,5 +1,7 @@
 package dev.dlock.weaving;
 
+import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.aspect.LockAspectSupport;
 import dev.dlock.core.LockHandle;
@@ -34,10 +36,10 @@ class SelfInvocationWeavingTest {
 
     @BeforeAll
     static void configureTheWovenAspect() {
-        client = TestRedis.shared().client();
-        lockManager = LockManager.builder(TestRedis.backend(client)).leaseTime(Duration.ofSeconds(3)).build();
-        otherClient = TestRedis.shared().client();
-        otherJvm = LockManager.builder(TestRedis.backend(otherClient)).watchdogThreadName("other-jvm-watchdog").build();
+        client = SharedRedis.client();
+        lockManager = LockManager.builder(RedisLockBackend.builder(client).build()).leaseTime(Duration.ofSeconds(3)).build();
+        otherClient = SharedRedis.client();
+        otherJvm = LockManager.builder(RedisLockBackend.builder(otherClient).build()).watchdogThreadName("other-jvm-watchdog").build();
         DistributedLockAspect.configureWoven(LockAspectSupport.builder(lockManager).build());
     }
 

@@ -40,6 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -122,28 +123,7 @@ public abstract class LockBackendContractTest {
         OverlapDetector detector = new OverlapDetector();
         List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
         ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < 16; t++) {
-                LockManager locks = t % 2 == 0 ? first : second;
-                done.add(pool.submit(() -> {
-                    for (int i = 0; i < 500; i++) {
-                        try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
-                            detector.enter();
-                            tokens.add(lock.fencingToken());
-                            detector.incrementUnsafely();
-                            detector.exit();
-                        }
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : done) {
-                f.get(5, TimeUnit.MINUTES);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        contend(pool, 16, 500, task -> task % 2 == 0 ? first : second, detector, tokens);
         assertThat(detector.overlaps()).isZero();
         assertThat(detector.counter()).isEqualTo(16 * 500);
         assertStrictlyIncreasing(tokens);
@@ -160,13 +140,25 @@ public abstract class LockBackendContractTest {
         }
         LockManager locks = manager();
         OverlapDetector detector = new OverlapDetector();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        contend(pool, 64, 20, task -> locks, detector, tokens);
+        assertThat(detector.overlaps()).isZero();
+        assertThat(detector.counter()).isEqualTo(64 * 20);
+        assertStrictlyIncreasing(tokens);
+    }
+
+    /** Runs {@code tasks} tasks on {@code pool}, each taking the test's key {@code iterations} times; shuts the pool down. */
+    private void contend(ExecutorService pool, int tasks, int iterations, IntFunction<LockManager> managerOfTask,
+                         OverlapDetector detector, List<Long> tokens) throws Exception {
         try {
             List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < 64; t++) {
+            for (int t = 0; t < tasks; t++) {
+                LockManager locks = managerOfTask.apply(t);
                 done.add(pool.submit(() -> {
-                    for (int i = 0; i < 20; i++) {
+                    for (int i = 0; i < iterations; i++) {
                         try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
                             detector.enter();
+                            tokens.add(lock.fencingToken());
                             detector.incrementUnsafely();
                             detector.exit();
                         }
@@ -175,13 +167,11 @@ public abstract class LockBackendContractTest {
                 }));
             }
             for (Future<?> f : done) {
-                f.get(2, TimeUnit.MINUTES);
+                f.get(5, TimeUnit.MINUTES);
             }
         } finally {
             pool.shutdownNow();
         }
-        assertThat(detector.overlaps()).isZero();
-        assertThat(detector.counter()).isEqualTo(64 * 20);
     }
 
     @Test

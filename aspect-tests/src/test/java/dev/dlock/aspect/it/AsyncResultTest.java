@@ -1,5 +1,6 @@
 package dev.dlock.aspect.it;
 
+import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import org.junit.jupiter.api.AfterAll;
@@ -59,7 +60,7 @@ class AsyncResultTest {
         context = TestContexts.start(Services.class);
         service = context.getBean(LockedService.class);
         lockManager = context.getBean(LockManager.class);
-        otherClient = TestRedis.shared().client();
+        otherClient = SharedRedis.client();
         otherJvm = TestContexts.otherJvm(otherClient);
     }
 

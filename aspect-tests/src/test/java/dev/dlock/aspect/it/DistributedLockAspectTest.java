@@ -1,5 +1,6 @@
 package dev.dlock.aspect.it;
 
+import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.aspect.LockContext;
 import dev.dlock.aspect.it.LockedService.Order;
 import dev.dlock.aspect.it.SupportBeans.KeyBean;
@@ -64,7 +65,7 @@ class DistributedLockAspectTest {
     static void startContext() {
         context = TestContexts.start(Services.class);
         service = context.getBean(LockedService.class);
-        otherClient = TestRedis.shared().client();
+        otherClient = SharedRedis.client();
         otherJvm = TestContexts.otherJvm(otherClient);
     }
 

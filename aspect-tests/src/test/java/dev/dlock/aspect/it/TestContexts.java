@@ -1,5 +1,7 @@
 package dev.dlock.aspect.it;
 
+import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.aspect.EnableDistributedLocks;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
@@ -44,7 +46,7 @@ final class TestContexts {
 
     /** A lock manager of its own over the same Redis: "another JVM" for holding keys against the one under test. */
     static LockManager otherJvm(UnifiedJedis client) {
-        return LockManager.builder(TestRedis.backend(client)).leaseTime(Duration.ofSeconds(5)).watchdogThreadName("other-jvm-watchdog").build();
+        return LockManager.builder(RedisLockBackend.builder(client).build()).leaseTime(Duration.ofSeconds(5)).watchdogThreadName("other-jvm-watchdog").build();
     }
 
     /** Counts acquisition attempts per lock name, so tests can wait until every caller is queued. */
@@ -82,7 +84,7 @@ final class TestContexts {
 
         @Bean
         UnifiedJedis redisClient() {
-            return TestRedis.shared().client();
+            return SharedRedis.client();
         }
 
         @Bean
@@ -92,7 +94,7 @@ final class TestContexts {
 
         @Bean
         LockManager lockManager(UnifiedJedis redisClient, AttemptCounter attemptCounter) {
-            return LockManager.builder(TestRedis.backend(redisClient))
+            return LockManager.builder(RedisLockBackend.builder(redisClient).build())
                     .leaseTime(Duration.ofSeconds(3))
                     .listener(attemptCounter)
                     .build();

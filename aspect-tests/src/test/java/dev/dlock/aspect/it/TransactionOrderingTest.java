@@ -1,5 +1,6 @@
 package dev.dlock.aspect.it;
 
+import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.aspect.EnableDistributedLocks;
 import dev.dlock.core.LockHandle;
@@ -101,7 +102,7 @@ class TransactionOrderingTest {
 
     @BeforeAll
     static void start() {
-        otherClient = TestRedis.shared().client();
+        otherClient = SharedRedis.client();
         otherJvm = TestContexts.otherJvm(otherClient);
     }
 

@@ -1,0 +1,107 @@
+package dev.dlock.boot;
+
+import dev.dlock.aspect.DistributedLockAnnotationValidator;
+import dev.dlock.aspect.DistributedLockAspect;
+import dev.dlock.aspect.LockAspectSupport;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockManager;
+import dev.dlock.redis.RedisLockBackend;
+import org.aspectj.lang.annotation.Aspect;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * Makes {@code @DistributedLock} work in a Spring Boot application that can reach Redis: a Jedis
+ * client (unless the application has its own {@link UnifiedJedis}), the Redis lock store, the lock
+ * manager, and the aspect with its startup validation. Every bean backs off when the application
+ * defines one of the same type; {@code dlock.enabled=false} turns it all off.
+ */
+@AutoConfiguration
+@ConditionalOnClass({LockManager.class, RedisLockBackend.class, UnifiedJedis.class})
+@ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DistributedLockProperties.class)
+public class DistributedLockAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(DistributedLockAutoConfiguration.class);
+
+    /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(UnifiedJedis.class)
+    public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment) {
+        RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment));
+        log.info("dlock connects to Redis {}", settings.describe());
+        return settings.createClient();
+    }
+
+    /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockBackend.class)
+    public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
+        return RedisLockBackend.builder(redis)
+                .keyPrefix(properties.getKeyPrefix())
+                .renewalBatchSize(properties.getWatchdog().getBatchSize())
+                .build();
+    }
+
+    /** The lock manager, reporting to every {@link LockListener} bean (metrics included). */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockManager.class)
+    public LockManager dlockLockManager(LockBackend backend, DistributedLockProperties properties,
+                                        ObjectProvider<LockListener> listeners) {
+        LockManager.Builder builder = LockManager.builder(backend)
+                .waitTime(properties.getWaitTime())
+                .leaseTime(properties.getLeaseTime())
+                .renewalBatchSize(properties.getWatchdog().getBatchSize())
+                .leaseLostPolicy(properties.getOnLeaseLost());
+        listeners.orderedStream().forEach(builder::listener);
+        return builder.build();
+    }
+
+    /** The {@code @DistributedLock} aspect and its startup validation, each replaceable. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(Aspect.class)
+    static class AspectConfiguration {
+
+        /** The support that does the locking, with {@code @bean} references and {@code ${...}} placeholders resolved. */
+        @Bean
+        @ConditionalOnMissingBean
+        LockAspectSupport lockAspectSupport(LockManager lockManager, BeanFactory beanFactory, Environment environment,
+                                            DistributedLockProperties properties) {
+            return LockAspectSupport.builder(lockManager)
+                    .beanFactory(beanFactory)
+                    .placeholderResolver(environment::resolveRequiredPlaceholders)
+                    .abortCheckInterval(properties.getAbortCheckInterval())
+                    .build();
+        }
+
+        /** The aspect, ordered by {@code dlock.aspect.order}. */
+        @Bean
+        @ConditionalOnMissingBean
+        DistributedLockAspect distributedLockAspect(LockAspectSupport lockAspectSupport, DistributedLockProperties properties) {
+            DistributedLockAspect aspect = new DistributedLockAspect(lockAspectSupport);
+            aspect.setOrder(properties.getAspect().getOrder());
+            return aspect;
+        }
+
+        /** Fails the start when a {@code @DistributedLock} annotation is invalid. */
+        @Bean
+        @ConditionalOnMissingBean
+        DistributedLockAnnotationValidator distributedLockAnnotationValidator(LockAspectSupport lockAspectSupport) {
+            return new DistributedLockAnnotationValidator(lockAspectSupport.operationSource());
+        }
+    }
+}

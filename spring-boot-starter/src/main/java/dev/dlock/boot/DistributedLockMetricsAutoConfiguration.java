@@ -1,0 +1,43 @@
+package dev.dlock.boot;
+
+import dev.dlock.boot.metrics.LockManagerMetrics;
+import dev.dlock.boot.metrics.MicrometerLockListener;
+import dev.dlock.core.LockManager;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * dlock's Micrometer meters, when the application has a {@link MeterRegistry}; switched off with
+ * {@code dlock.metrics.enabled=false}. The listener reaches the auto-configured lock manager as a
+ * LockListener bean: every bean definition exists before the manager is created, so running after
+ * its auto-configuration is safe. An application's own LockManager must add the listener itself.
+ */
+@AutoConfiguration(
+        after = DistributedLockAutoConfiguration.class,
+        afterName = {
+                "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnClass({MeterRegistry.class, LockManager.class})
+@ConditionalOnBean({MeterRegistry.class, LockManager.class})
+@ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".metrics.enabled", matchIfMissing = true)
+public class DistributedLockMetricsAutoConfiguration {
+
+    /** Records lock events as meters. */
+    @Bean
+    @ConditionalOnMissingBean
+    public MicrometerLockListener dlockMetricsListener(MeterRegistry registry) {
+        return new MicrometerLockListener(registry);
+    }
+
+    /** Registers the watchdog gauge of the lock manager. */
+    @Bean
+    @ConditionalOnMissingBean
+    public LockManagerMetrics dlockLockManagerMetrics(LockManager lockManager) {
+        return new LockManagerMetrics(lockManager);
+    }
+}

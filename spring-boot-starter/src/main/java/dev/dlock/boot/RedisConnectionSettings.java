@@ -1,0 +1,173 @@
+package dev.dlock.boot;
+
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.RedisSentinelClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisURIHelper;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Where the auto-configured Redis client connects, resolved from {@code dlock.redis.*} or, when
+ * that is not set, from the standard {@code spring.data.redis.*} properties (read by name, so
+ * Spring Data Redis need not be on the classpath).
+ *
+ * @param source           the property prefix the settings came from, for messages
+ * @param nodes            the server (standalone), the sentinels, or the cluster seed nodes
+ * @param sentinelMaster   the master's name in Sentinel mode, otherwise null
+ * @param connectTimeout   null for the client's default
+ * @param readTimeout      null for the client's default
+ */
+record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes, String sentinelMaster,
+                               String username, String password, int database, boolean ssl,
+                               Duration connectTimeout, Duration readTimeout,
+                               String sentinelUsername, String sentinelPassword) {
+
+    /** How the client reaches Redis. */
+    enum Mode { STANDALONE, SENTINEL, CLUSTER }
+
+    private static final String SPRING_DATA_REDIS = "spring.data.redis";
+    private static final String DEFAULT_HOST = "localhost";
+    private static final int DEFAULT_PORT = 6379;
+
+    /** Resolves the settings: {@code dlock.redis.*} when configured, otherwise {@code spring.data.redis.*}. */
+    static RedisConnectionSettings resolve(DistributedLockProperties.Redis dlock, Binder binder) {
+        dlock.validate();
+        return dlock.isConfigured() ? fromDlock(dlock) : fromSpringData(binder, dlock);
+    }
+
+    private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis) {
+        String source = DistributedLockProperties.PREFIX + ".redis";
+        DistributedLockProperties.Sentinel sentinel = redis.getSentinel();
+        if (sentinel.getMaster() != null) {
+            return new RedisConnectionSettings(source, Mode.SENTINEL, hostsAndPorts(sentinel.getNodes()),
+                    sentinel.getMaster(), redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
+                    redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword());
+        }
+        if (!redis.getCluster().getNodes().isEmpty()) {
+            return new RedisConnectionSettings(source, Mode.CLUSTER, hostsAndPorts(redis.getCluster().getNodes()),
+                    null, redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
+                    redis.getTimeout(), redis.getTimeout(), null, null);
+        }
+        return standalone(source, URI.create(redis.getUrl()), redis.getUsername(), redis.getPassword(), redis.isSsl(),
+                redis.getTimeout(), redis.getTimeout());
+    }
+
+    /** Boot's own precedence: sentinel, then cluster, then url, then host and port. */
+    private static RedisConnectionSettings fromSpringData(Binder binder, DistributedLockProperties.Redis dlock) {
+        String username = firstNonNull(dlock.getUsername(), string(binder, "username"));
+        String password = firstNonNull(dlock.getPassword(), string(binder, "password"));
+        boolean ssl = dlock.isSsl() || binder.bind(SPRING_DATA_REDIS + ".ssl.enabled", Boolean.class).orElse(false);
+        Duration readTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "timeout");
+        Duration connectTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "connect-timeout");
+        int database = binder.bind(SPRING_DATA_REDIS + ".database", Integer.class).orElse(0);
+
+        String master = string(binder, "sentinel.master");
+        if (master != null) {
+            List<String> sentinels = nodes(binder, "sentinel.nodes");
+            return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.SENTINEL, hostsAndPorts(sentinels), master,
+                    username, password, database, ssl, connectTimeout, readTimeout,
+                    string(binder, "sentinel.username"), string(binder, "sentinel.password"));
+        }
+        List<String> clusterNodes = nodes(binder, "cluster.nodes");
+        if (!clusterNodes.isEmpty()) {
+            return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.CLUSTER, hostsAndPorts(clusterNodes), null,
+                    username, password, 0, ssl, connectTimeout, readTimeout, null, null);
+        }
+        String url = DistributedLockProperties.validUrl(SPRING_DATA_REDIS + ".url", string(binder, "url"));
+        if (url != null) {
+            return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout);
+        }
+        String host = firstNonNull(string(binder, "host"), DEFAULT_HOST);
+        int port = binder.bind(SPRING_DATA_REDIS + ".port", Integer.class).orElse(DEFAULT_PORT);
+        return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.STANDALONE, List.of(new HostAndPort(host, port)), null,
+                username, password, database, ssl, connectTimeout, readTimeout, null, null);
+    }
+
+    /** A standalone server from a URL; user, password and database in the URL take precedence. */
+    private static RedisConnectionSettings standalone(String source, URI uri, String username, String password, boolean ssl,
+                                                      Duration connectTimeout, Duration readTimeout) {
+        return new RedisConnectionSettings(source, Mode.STANDALONE, List.of(JedisURIHelper.getHostAndPort(uri)), null,
+                firstNonNull(JedisURIHelper.getUser(uri), username),
+                firstNonNull(JedisURIHelper.getPassword(uri), password),
+                JedisURIHelper.getDBIndex(uri), ssl || JedisURIHelper.isRedisSSLScheme(uri),
+                connectTimeout, readTimeout, null, null);
+    }
+
+    /** Creates the client these settings describe; the caller owns (and closes) it. */
+    UnifiedJedis createClient() {
+        JedisClientConfig config = clientConfig(username, password, database);
+        Set<HostAndPort> nodeSet = new LinkedHashSet<>(nodes);
+        return switch (mode) {
+            case STANDALONE -> RedisClient.builder().hostAndPort(nodes.get(0)).clientConfig(config).build();
+            case SENTINEL -> RedisSentinelClient.builder()
+                    .masterName(sentinelMaster)
+                    .sentinels(nodeSet)
+                    .clientConfig(config)
+                    .sentinelClientConfig(clientConfig(sentinelUsername, sentinelPassword, 0))
+                    .build();
+            case CLUSTER -> RedisClusterClient.builder().nodes(nodeSet).clientConfig(config).build();
+        };
+    }
+
+    private JedisClientConfig clientConfig(String user, String secret, int db) {
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
+                .user(user)
+                .password(secret)
+                .database(db)
+                .ssl(ssl);
+        if (connectTimeout != null) {
+            config.connectionTimeoutMillis(Math.toIntExact(connectTimeout.toMillis()));
+        }
+        if (readTimeout != null) {
+            config.socketTimeoutMillis(Math.toIntExact(readTimeout.toMillis()));
+        }
+        return config.build();
+    }
+
+    /** Describes the target without credentials, for logs. */
+    String describe() {
+        return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + nodes
+                + (sentinelMaster != null ? " master '" + sentinelMaster + "'" : "")
+                + (mode == Mode.STANDALONE ? " database " + database : "")
+                + (ssl ? " (TLS)" : "") + ", from " + source + ".*";
+    }
+
+    @Override
+    public String toString() {
+        return "RedisConnectionSettings[" + describe() + "]";
+    }
+
+    private static List<HostAndPort> hostsAndPorts(List<String> nodes) {
+        return nodes.stream().map(HostAndPort::from).toList();
+    }
+
+    private static String string(Binder binder, String name) {
+        return binder.bind(SPRING_DATA_REDIS + "." + name, String.class).orElse(null);
+    }
+
+    private static Duration duration(Binder binder, String name) {
+        return binder.bind(SPRING_DATA_REDIS + "." + name, Duration.class).orElse(null);
+    }
+
+    private static List<String> nodes(Binder binder, String name) {
+        String property = SPRING_DATA_REDIS + "." + name;
+        return DistributedLockProperties.validNodes(property,
+                binder.bind(property, Bindable.listOf(String.class)).orElse(List.of()));
+    }
+
+    private static <T> T firstNonNull(T first, T second) {
+        return first != null ? first : second;
+    }
+}

@@ -1,0 +1,30 @@
+package dev.dlock.boot.metrics;
+
+import dev.dlock.core.LockManager;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import java.util.Objects;
+
+/**
+ * Registers the gauges read from a {@link LockManager} ({@link LockMetrics#WATCHDOG_LEASES}). Kept
+ * apart from {@link MicrometerLockListener} because the manager is built with its listeners.
+ */
+public final class LockManagerMetrics implements MeterBinder {
+
+    private final LockManager lockManager;
+
+    /** Creates the binder over {@code lockManager}. */
+    public LockManagerMetrics(LockManager lockManager) {
+        this.lockManager = Objects.requireNonNull(lockManager, "lockManager");
+    }
+
+    /** Registers {@link LockMetrics#WATCHDOG_LEASES} with {@code registry}. */
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Gauge.builder(LockMetrics.WATCHDOG_LEASES, lockManager, LockManager::watchedLeaseCount)
+                .description(LockMetrics.WATCHDOG_LEASES_DESCRIPTION)
+                .register(registry);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.dlock.boot.metrics;
+
+/**
+ * The names, tags and descriptions of every dlock meter. Tags are bounded: the static lock name and
+ * an outcome, never the resolved key.
+ */
+public final class LockMetrics {
+
+    /** Timer: time spent acquiring, tagged {@link #TAG_LOCK_NAME} and {@link #TAG_RESULT}. */
+    public static final String ACQUIRE = "dlock.acquire";
+    /** Description of {@link #ACQUIRE}. */
+    public static final String ACQUIRE_DESCRIPTION = "Time spent acquiring a distributed lock, waiting included";
+
+    /** Timer: how long a lock was held, recorded at release, tagged {@link #TAG_LOCK_NAME}. */
+    public static final String HELD = "dlock.held";
+    /** Description of {@link #HELD}. */
+    public static final String HELD_DESCRIPTION = "How long a distributed lock was held, recorded at release";
+
+    /** Gauge: locks this JVM holds now, tagged {@link #TAG_LOCK_NAME}. */
+    public static final String ACTIVE = "dlock.active";
+    /** Description of {@link #ACTIVE}. */
+    public static final String ACTIVE_DESCRIPTION = "Distributed locks this JVM holds now";
+
+    /** Counter: watchdog lease renewals, tagged {@link #TAG_RESULT}. */
+    public static final String RENEWALS = "dlock.renewals";
+    /** Description of {@link #RENEWALS}. */
+    public static final String RENEWALS_DESCRIPTION = "Lease renewals by the watchdog, by result";
+
+    /** Counter: leases lost while held, tagged {@link #TAG_LOCK_NAME}. */
+    public static final String LEASE_LOST = "dlock.lease.lost";
+    /** Description of {@link #LEASE_LOST}. */
+    public static final String LEASE_LOST_DESCRIPTION = "Leases lost while their lock was held";
+
+    /** Gauge: leases the watchdog renews now. */
+    public static final String WATCHDOG_LEASES = "dlock.watchdog.leases";
+    /** Description of {@link #WATCHDOG_LEASES}. */
+    public static final String WATCHDOG_LEASES_DESCRIPTION = "Leases under watch by the renewal watchdog";
+
+    /** Tag: the lock's static name (the annotation's name, or its default). */
+    public static final String TAG_LOCK_NAME = "lock.name";
+    /** Tag: the outcome of an acquisition or renewal. */
+    public static final String TAG_RESULT = "result";
+
+    /** {@link #TAG_RESULT} of {@link #ACQUIRE}: the lock was taken. */
+    public static final String RESULT_ACQUIRED = "acquired";
+    /** {@link #TAG_RESULT} of {@link #ACQUIRE}: the wait time passed. */
+    public static final String RESULT_TIMEOUT = "timeout";
+    /** {@link #TAG_RESULT} of {@link #ACQUIRE}: abortIf became true, or the waiting thread was interrupted. */
+    public static final String RESULT_ABORTED = "aborted";
+    /** {@link #TAG_RESULT} of {@link #ACQUIRE} and {@link #RENEWALS}: the store failed. */
+    public static final String RESULT_ERROR = "error";
+    /** {@link #TAG_RESULT} of {@link #RENEWALS}: the lease was extended. */
+    public static final String RESULT_RENEWED = "renewed";
+    /** {@link #TAG_RESULT} of {@link #RENEWALS}: the lease was gone or taken by another owner. */
+    public static final String RESULT_LOST = "lost";
+
+    private LockMetrics() {
+    }
+}

@@ -1,0 +1,156 @@
+package dev.dlock.boot.metrics;
+
+import dev.dlock.core.LockListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Records dlock's lock events as the Micrometer meters named in {@link LockMetrics}. Every event
+ * handler catches everything: a metrics failure is logged and never reaches the locked call.
+ * Meters are created once per lock name and cached, so an event costs a map lookup and a record.
+ */
+public final class MicrometerLockListener implements LockListener {
+
+    private static final Logger log = LoggerFactory.getLogger(MicrometerLockListener.class);
+
+    private final MeterRegistry registry;
+    private final ConcurrentMap<String, NameMeters> byName = new ConcurrentHashMap<>();
+    private final Counter renewed;
+    private final Counter renewalsLost;
+    private final Counter renewalErrors;
+
+    /** Creates the listener and registers the meters that do not depend on a lock name. */
+    public MicrometerLockListener(MeterRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.renewed = renewals(LockMetrics.RESULT_RENEWED);
+        this.renewalsLost = renewals(LockMetrics.RESULT_LOST);
+        this.renewalErrors = renewals(LockMetrics.RESULT_ERROR);
+    }
+
+    /** Records the wait of a successful acquisition and counts the lock as active. */
+    @Override
+    public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
+        try {
+            NameMeters meters = meters(lockName);
+            meters.acquired.record(waited);
+            meters.active.incrementAndGet();
+        } catch (RuntimeException e) {
+            failed("acquired", e);
+        }
+    }
+
+    /** Records the wait of a failed acquisition under its result. */
+    @Override
+    public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
+        try {
+            NameMeters meters = meters(lockName);
+            Timer timer = switch (failure) {
+                case TIMEOUT -> meters.timeout;
+                // An interrupted waiter gave up like an aborted one; the result tag stays a closed set.
+                case ABORTED, INTERRUPTED -> meters.aborted;
+                case ERROR -> meters.error;
+            };
+            timer.record(waited);
+        } catch (RuntimeException e) {
+            failed("acquire failed", e);
+        }
+    }
+
+    /** Records the hold time and stops counting the lock as active. */
+    @Override
+    public void onReleased(String lockName, String key, Duration held) {
+        try {
+            NameMeters meters = meters(lockName);
+            meters.held.record(held);
+            meters.active.decrementAndGet();
+        } catch (RuntimeException e) {
+            failed("released", e);
+        }
+    }
+
+    /** Counts one renewal attempt under its result. */
+    @Override
+    public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+        try {
+            switch (outcome) {
+                case RENEWED -> renewed.increment();
+                case LOST -> renewalsLost.increment();
+                case ERROR -> renewalErrors.increment();
+            }
+        } catch (RuntimeException e) {
+            failed("renewal", e);
+        }
+    }
+
+    /** Counts a lease lost while held. */
+    @Override
+    public void onLeaseLost(String lockName, String key, String reason) {
+        try {
+            meters(lockName).leaseLost.increment();
+        } catch (RuntimeException e) {
+            failed("lease lost", e);
+        }
+    }
+
+    private NameMeters meters(String lockName) {
+        NameMeters meters = byName.get(lockName);
+        return meters != null ? meters : byName.computeIfAbsent(lockName, this::register);
+    }
+
+    private NameMeters register(String lockName) {
+        AtomicInteger active = new AtomicInteger();
+        Gauge.builder(LockMetrics.ACTIVE, active, AtomicInteger::get)
+                .description(LockMetrics.ACTIVE_DESCRIPTION)
+                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
+                .strongReference(true)
+                .register(registry);
+        return new NameMeters(
+                acquireTimer(lockName, LockMetrics.RESULT_ACQUIRED),
+                acquireTimer(lockName, LockMetrics.RESULT_TIMEOUT),
+                acquireTimer(lockName, LockMetrics.RESULT_ABORTED),
+                acquireTimer(lockName, LockMetrics.RESULT_ERROR),
+                Timer.builder(LockMetrics.HELD)
+                        .description(LockMetrics.HELD_DESCRIPTION)
+                        .tag(LockMetrics.TAG_LOCK_NAME, lockName)
+                        .register(registry),
+                Counter.builder(LockMetrics.LEASE_LOST)
+                        .description(LockMetrics.LEASE_LOST_DESCRIPTION)
+                        .tag(LockMetrics.TAG_LOCK_NAME, lockName)
+                        .register(registry),
+                active);
+    }
+
+    private Timer acquireTimer(String lockName, String result) {
+        return Timer.builder(LockMetrics.ACQUIRE)
+                .description(LockMetrics.ACQUIRE_DESCRIPTION)
+                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
+                .tag(LockMetrics.TAG_RESULT, result)
+                .register(registry);
+    }
+
+    private Counter renewals(String result) {
+        return Counter.builder(LockMetrics.RENEWALS)
+                .description(LockMetrics.RENEWALS_DESCRIPTION)
+                .tag(LockMetrics.TAG_RESULT, result)
+                .register(registry);
+    }
+
+    private static void failed(String event, RuntimeException e) {
+        log.warn("dlock metrics could not record the {} event; ignored", event, e);
+    }
+
+    /** The meters of one lock name, created together on its first event. */
+    private record NameMeters(Timer acquired, Timer timeout, Timer aborted, Timer error, Timer held,
+                              Counter leaseLost, AtomicInteger active) {
+    }
+}

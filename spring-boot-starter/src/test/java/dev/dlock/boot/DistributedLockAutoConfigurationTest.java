@@ -1,0 +1,341 @@
+package dev.dlock.boot;
+
+import dev.dlock.aspect.DistributedLockAnnotationValidator;
+import dev.dlock.aspect.DistributedLockAspect;
+import dev.dlock.aspect.LockAspectSupport;
+import dev.dlock.boot.actuate.DistributedLockEndpoint;
+import dev.dlock.boot.actuate.LockStoreHealthIndicator;
+import dev.dlock.boot.metrics.LockManagerMetrics;
+import dev.dlock.boot.metrics.LockMetrics;
+import dev.dlock.boot.metrics.MicrometerLockListener;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockLostException;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
+import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.testkit.redis.RedisServerProcess;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The auto-configurations' conditions, bindings, validation and back-off, against a real Redis. */
+class DistributedLockAutoConfigurationTest {
+
+    private static RedisServerProcess redis;
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+                    DistributedLockMetricsAutoConfiguration.class, DistributedLockEndpointAutoConfiguration.class,
+                    DistributedLockHealthAutoConfiguration.class));
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    @BeforeEach
+    void flush() {
+        try (Jedis admin = redis.admin()) {
+            admin.flushAll();
+        }
+    }
+
+    private static String url() {
+        return "dlock.redis.url=" + redis.uri();
+    }
+
+    @Test
+    void createsEveryBeanFromDlockRedisUrl() {
+        runner.withPropertyValues(url(), "management.endpoints.web.exposure.include=dlock").run(context -> {
+            assertThat(context).hasNotFailed()
+                    .hasSingleBean(UnifiedJedis.class)
+                    .hasSingleBean(RedisLockBackend.class)
+                    .hasSingleBean(LockManager.class)
+                    .hasSingleBean(LockAspectSupport.class)
+                    .hasSingleBean(DistributedLockAspect.class)
+                    .hasSingleBean(DistributedLockAnnotationValidator.class)
+                    .hasSingleBean(DistributedLockEndpoint.class)
+                    .hasSingleBean(LockStoreHealthIndicator.class)
+                    .doesNotHaveBean(MicrometerLockListener.class);
+            assertThat(context.getBean(LockStoreHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
+        });
+    }
+
+    @Test
+    void propertiesTakeEffect() {
+        runner.withPropertyValues(url(), "dlock.key-prefix=shop:", "dlock.wait-time=250ms", "dlock.lease-time=3s",
+                "dlock.watchdog.batch-size=7", "dlock.aspect.order=42", "dlock.redis.timeout=700ms").run(context -> {
+            LockManager locks = context.getBean(LockManager.class);
+            assertThat(locks.defaultWaitTime()).isEqualTo(Duration.ofMillis(250));
+            assertThat(locks.backend().maxRenewalBatchSize()).isEqualTo(7);
+            assertThat(context.getBean(DistributedLockAspect.class).getOrder()).isEqualTo(42);
+            try (LockHandle ignored = locks.acquire("order-1", Duration.ZERO); Jedis admin = redis.admin()) {
+                assertThat(admin.keys("shop:*")).contains("shop:{order-1}");
+                assertThat(admin.pttl("shop:{order-1}")).isBetween(1L, 3000L);
+            }
+        });
+    }
+
+    @Test
+    void onLeaseLostDefaultsToThrowAndCanLog() {
+        runner.withPropertyValues(url()).run(context ->
+                assertThatThrownBy(() -> acquireAndLoseLease(context.getBean(LockManager.class)))
+                        .isInstanceOf(LockLostException.class));
+        runner.withPropertyValues(url(), "dlock.on-lease-lost=log").run(context ->
+                acquireAndLoseLease(context.getBean(LockManager.class)));
+    }
+
+    private static void acquireAndLoseLease(LockManager locks) {
+        try (LockHandle ignored = locks.acquire("lost", Duration.ZERO); Jedis admin = redis.admin()) {
+            admin.del("dlock:{lost}");
+        }
+    }
+
+    @Test
+    void urlCarriesUserPasswordAndDatabase() {
+        try (Jedis admin = redis.admin()) {
+            admin.aclSetUser("locker", "on", ">s3cret", "~*", "&*", "+@all");
+        }
+        String withCredentials = "redis://locker:s3cret@" + redis.host() + ":" + redis.port() + "/3";
+        runner.withPropertyValues("dlock.redis.url=" + withCredentials).run(context -> {
+            lockOnce(context.getBean(LockManager.class), "in-db-3");
+            try (Jedis admin = redis.admin()) {
+                assertThat(admin.clientList()).contains("user=locker");
+                admin.select(3);
+                assertThat(admin.keys("dlock:*")).isNotEmpty();
+            }
+        });
+        runner.withPropertyValues(url(), "dlock.redis.username=locker", "dlock.redis.password=s3cret").run(context -> {
+            lockOnce(context.getBean(LockManager.class), "explicit-user");
+            try (Jedis admin = redis.admin()) {
+                assertThat(admin.clientList()).contains("user=locker");
+            }
+        });
+        runner.withPropertyValues(url(), "dlock.redis.username=locker", "dlock.redis.password=wrong").run(context ->
+                assertThatThrownBy(() -> context.getBean(LockManager.class).backend().ping())
+                        .hasStackTraceContaining("WRONGPASS"));
+    }
+
+    @Test
+    void fallsBackToSpringDataRedisProperties() {
+        runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+                "spring.data.redis.database=5", "spring.data.redis.timeout=800ms").run(context -> {
+            lockOnce(context.getBean(LockManager.class), "fallback");
+            assertThat(keysInDatabase(5)).isNotEmpty();
+        });
+        runner.withPropertyValues("spring.data.redis.url=" + redis.uri() + "/6").run(context -> {
+            lockOnce(context.getBean(LockManager.class), "fallback-url");
+            assertThat(keysInDatabase(6)).isNotEmpty();
+        });
+    }
+
+    private static java.util.Set<String> keysInDatabase(int database) {
+        try (Jedis admin = redis.admin()) {
+            admin.select(database);
+            return admin.keys("dlock:*");
+        }
+    }
+
+    @Test
+    void dlockRedisWinsOverSpringDataRedis() {
+        runner.withPropertyValues(url(), "spring.data.redis.port=1").run(context ->
+                lockOnce(context.getBean(LockManager.class), "dlock-wins"));
+    }
+
+    private static void lockOnce(LockManager locks, String key) {
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            assertThat(lock.fencingToken()).isPositive();
+        }
+    }
+
+    @Test
+    void applicationUnifiedJedisWinsAndIsNotClosed() {
+        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+            runner.withPropertyValues("dlock.redis.url=redis://127.0.0.1:1")
+                    .withBean("ownRedis", UnifiedJedis.class, () -> own, definition -> definition.setDestroyMethodName(""))
+                    .run(context -> {
+                        assertThat(context).hasSingleBean(UnifiedJedis.class).hasBean("ownRedis");
+                        lockOnce(context.getBean(LockManager.class), "own-client");
+                    });
+            assertThat(own.ping()).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void autoConfiguredClientIsClosedWithTheContext() {
+        List<UnifiedJedis> created = new ArrayList<>();
+        runner.withPropertyValues(url()).run(context -> created.add(context.getBean(UnifiedJedis.class)));
+        assertThatThrownBy(() -> created.get(0).ping()).isInstanceOf(JedisException.class);
+    }
+
+    @Test
+    void backsOffForTheApplicationsLockManager() {
+        try (RedisClient own = RedisClient.create(redis.host(), redis.port());
+             LockManager ownManager = LockManager.builder(RedisLockBackend.builder(own).build()).build()) {
+            runner.withBean("ownManager", LockManager.class, () -> ownManager, definition -> definition.setDestroyMethodName(""))
+                    .withBean(UnifiedJedis.class, () -> own, definition -> definition.setDestroyMethodName(""))
+                    .run(context -> {
+                        assertThat(context).hasSingleBean(LockManager.class).hasBean("ownManager");
+                        assertThat(context.getBean(LockAspectSupport.class).lockManager()).isSameAs(ownManager);
+                    });
+        }
+    }
+
+    @Test
+    void usesTheApplicationsLockBackend() {
+        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+            LockBackend backend = RedisLockBackend.builder(own).keyPrefix("mine:").build();
+            runner.withPropertyValues(url()).withBean(LockBackend.class, () -> backend).run(context -> {
+                assertThat(context).hasSingleBean(LockBackend.class);
+                assertThat(context.getBean(LockManager.class).backend()).isSameAs(backend);
+            });
+        }
+    }
+
+    @Test
+    void disabledConfiguresNothing() {
+        runner.withPropertyValues(url(), "dlock.enabled=false").run(context ->
+                assertThat(context).hasNotFailed().doesNotHaveBean(LockManager.class).doesNotHaveBean(UnifiedJedis.class)
+                        .doesNotHaveBean(DistributedLockEndpoint.class).doesNotHaveBean(LockStoreHealthIndicator.class));
+    }
+
+    @Test
+    void endpointOnlyWhenExposed() {
+        runner.withPropertyValues(url()).run(context ->
+                assertThat(context).hasSingleBean(LockManager.class).doesNotHaveBean(DistributedLockEndpoint.class));
+    }
+
+    @Test
+    void healthIndicatorCanBeSwitchedOff() {
+        runner.withPropertyValues(url(), "management.health.dlock.enabled=false").run(context ->
+                assertThat(context).hasSingleBean(LockManager.class).doesNotHaveBean(LockStoreHealthIndicator.class));
+    }
+
+    @Test
+    void withoutActuatorThereIsNoEndpointOrHealth() {
+        runner.withPropertyValues(url(), "management.endpoints.web.exposure.include=dlock")
+                // Hides the types the @ConditionalOnClass checks look for; the condition annotations stay loadable,
+                // as they would not be in an application without Actuator (where Java drops missing annotations).
+                .withClassLoader(new FilteredClassLoader(Endpoint.class, HealthIndicator.class))
+                .run(context -> assertThat(context).hasSingleBean(LockManager.class)
+                        .doesNotHaveBean(DistributedLockEndpoint.class).doesNotHaveBean(LockStoreHealthIndicator.class));
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource(delimiter = '|', value = {
+        "dlock.wait-time           | -1s",
+        "dlock.wait-time           | soon",
+        "dlock.lease-time          | -30s",
+        "dlock.lease-time          | forever",
+        "dlock.lease-time          | 10ms",
+        "dlock.abort-check-interval| 0",
+        "dlock.watchdog.batch-size | 0",
+        "dlock.watchdog.batch-size | many",
+        "dlock.redis.url           | http://localhost:6380",
+        "dlock.redis.url           | redis://",
+        "dlock.redis.timeout       | -5s",
+        "dlock.redis.cluster.nodes | localhost",
+        "dlock.on-lease-lost       | explode",
+        "dlock.key-prefix          | {app}",
+        "spring.data.redis.url     | http://localhost:6380",
+    })
+    void badPropertyFailsStartupNamingIt(String property, String value) {
+        runner.withPropertyValues(property + "=" + value).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains(property);
+        });
+    }
+
+    @Test
+    void sentinelAndClusterTogetherFailStartup() {
+        runner.withPropertyValues("dlock.redis.sentinel.master=mymaster", "dlock.redis.sentinel.nodes=127.0.0.1:26379",
+                "dlock.redis.cluster.nodes=127.0.0.1:7000").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure()))
+                    .contains("dlock.redis.sentinel and dlock.redis.cluster are both set");
+        });
+        runner.withPropertyValues("dlock.redis.sentinel.master=mymaster").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains("dlock.redis.sentinel.nodes");
+        });
+    }
+
+    @Test
+    void badUrlMessageDoesNotLeakThePassword() {
+        runner.withPropertyValues("dlock.redis.url=http://user:topsecret@localhost:6380").run(context ->
+                assertThat(messages(context.getStartupFailure())).contains("dlock.redis.url").doesNotContain("topsecret"));
+    }
+
+    private static String messages(Throwable failure) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append('\n');
+        }
+        return all.toString();
+    }
+
+    /** The metrics auto-configuration together with Boot's own registry auto-configuration. */
+    @Nested
+    class Metrics {
+
+        private final ApplicationContextRunner withRegistry = runner.withPropertyValues(url())
+                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
+                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+
+        @Test
+        void registersTheListenerAndTheWatchdogGauge() {
+            withRegistry.run(context -> {
+                assertThat(context).hasSingleBean(MicrometerLockListener.class).hasSingleBean(LockManagerMetrics.class);
+                MeterRegistry registry = context.getBean(MeterRegistry.class);
+                lockOnce(context.getBean(LockManager.class), "metered");
+                assertThat(registry.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, LockRequest.DEFAULT_NAME)
+                        .tag(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED).timer().count()).isEqualTo(1);
+                assertThat(registry.get(LockMetrics.WATCHDOG_LEASES).gauge().value()).isZero();
+            });
+        }
+
+        @Test
+        void switchedOffByProperty() {
+            withRegistry.withPropertyValues("dlock.metrics.enabled=false").run(context ->
+                    assertThat(context).hasSingleBean(LockManager.class).doesNotHaveBean(MicrometerLockListener.class));
+        }
+
+        @Test
+        void absentWithoutMicrometer() {
+            runner.withPropertyValues(url()).withClassLoader(new FilteredClassLoader("io.micrometer.core")).run(context ->
+                    assertThat(context).hasSingleBean(LockManager.class).doesNotHaveBean(MicrometerLockListener.class));
+        }
+    }
+}

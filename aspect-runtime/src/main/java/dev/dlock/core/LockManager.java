@@ -58,6 +58,7 @@ public final class LockManager implements AutoCloseable {
     private final OwnerTokens ownerTokens = new OwnerTokens();
     private final ConcurrentHashMap<String, KeyGate> gates = new ConcurrentHashMap<>();
     private final AtomicInteger watchedLeases = new AtomicInteger();
+    private volatile boolean closed;
 
     private LockManager(Builder builder) {
         this.backend = builder.backend;
@@ -173,11 +174,13 @@ public final class LockManager implements AutoCloseable {
     }
 
     /**
-     * Stops the watchdog. Locks still held are no longer renewed and expire in the store after their
-     * lease; the backend is not closed (its creator owns it).
+     * Stops the watchdog; later acquisitions fail with {@link IllegalStateException}. Locks still held
+     * are no longer renewed and expire in the store after their lease; the backend is not closed (its
+     * creator owns it).
      */
     @Override
     public void close() {
+        closed = true;
         watchdog.stop();
         int held = watchedLeases.get();
         if (held > 0) {
@@ -192,6 +195,10 @@ public final class LockManager implements AutoCloseable {
 
     private Attempt attempt(LockRequest request) {
         String key = validKey(request.key());
+        if (closed) {
+            // Its watchdog is gone: a lease taken now would silently run out.
+            throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
+        }
         String name = request.name();
         KeyGate current = gates.get(key);
         if (current != null) {

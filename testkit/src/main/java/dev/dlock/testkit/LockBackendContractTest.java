@@ -308,6 +308,16 @@ public abstract class LockBackendContractTest {
     }
 
     @Test
+    void aClosedManagerRefusesNewLocks() {
+        RecordingBackend backend = newBackend();
+        LockManager locks = manager(backend, b -> { });
+        locks.close();
+        assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThat(backend.acquires).hasValue(0);
+    }
+
+    @Test
     void badKeysAreRejectedBeforeTouchingTheStore() {
         RecordingBackend backend = newBackend();
         LockManager locks = manager(backend, b -> { });

@@ -105,10 +105,13 @@ class ClusterTopologyTest {
     @Order(3)
     void afterAMasterIsKilledItsPromotedReplicaServesAgain() throws Exception {
         List<String> lost = Collections.synchronizedList(new ArrayList<>());
+        Map<String, Long> watchdogNews = new ConcurrentHashMap<>();
         RedisServerProcess victim = cluster.initialMasters().get(0);
-        try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(2))
-                     .listener(RedisTestSupport.lossRecorder(lost)).build()) {
+        // Retries bounded well below the renewal interval: the one watchdog thread must not be held up by one dead master.
+        try (RedisClusterClient failoverClient = TopologyBackendFactory.clusterClient(cluster.seeds(), 5, Duration.ofMillis(1500));
+             RedisLockBackend backend = RedisLockBackend.builder(failoverClient).build();
+             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(6))
+                     .listener(RedisTestSupport.lossRecorder(lost, watchdogNews)).build()) {
             List<LockHandle> held = new ArrayList<>();
             List<String> victimKeys = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -135,6 +138,7 @@ class ClusterTopologyTest {
             try (LockHandle again = locks.acquire(keyOwnedBy(promoted, "after-failover-"), Duration.ofSeconds(10))) {
                 assertThat(again.isHeld()).as("the promoted replica serves its slots").isTrue();
             }
+            RedisTestSupport.awaitWatchdogNewsAfter(held, watchdogNews, promotedAt);
             RedisTestSupport.assertHeldOrReportedLost(held, lost, locks, backend);
             held.forEach(RedisTestSupport::closeQuietly);
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -60,14 +61,28 @@ final class RedisTestSupport {
         }
     }
 
-    /** A listener that records the key of every lease reported lost. */
-    static LockListener lossRecorder(List<String> lostKeys) {
+    /** A listener that records the key of every lease reported lost, and when each key last heard from the watchdog. */
+    static LockListener lossRecorder(List<String> lostKeys, Map<String, Long> lastWatchdogNews) {
         return new LockListener() {
             @Override
             public void onLeaseLost(String lockName, String key, String reason) {
                 lostKeys.add(key);
+                lastWatchdogNews.put(key, System.nanoTime());
+            }
+
+            @Override
+            public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+                if (outcome != RenewalOutcome.ERROR) {
+                    lastWatchdogNews.put(key, System.nanoTime());
+                }
             }
         };
+    }
+
+    /** Waits until every handle's lease was renewed, or reported lost, after {@code nanoTime}. */
+    static void awaitWatchdogNewsAfter(List<LockHandle> handles, Map<String, Long> lastWatchdogNews, long nanoTime) {
+        await("a renewal or loss of every lease after the failover", Duration.ofSeconds(30), () -> handles.stream()
+                .allMatch(h -> lastWatchdogNews.getOrDefault(h.key(), nanoTime) - nanoTime > 0));
     }
 
     /**

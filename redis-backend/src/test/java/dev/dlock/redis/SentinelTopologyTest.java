@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -101,9 +103,10 @@ class SentinelTopologyTest {
     @Order(3)
     void afterTheMasterIsKilledAcquisitionWorksAgainOnThePromotedReplica() throws Exception {
         List<String> lost = Collections.synchronizedList(new ArrayList<>());
+        Map<String, Long> watchdogNews = new ConcurrentHashMap<>();
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(2))
-                     .listener(RedisTestSupport.lossRecorder(lost)).build()) {
+             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(6))
+                     .listener(RedisTestSupport.lossRecorder(lost, watchdogNews)).build()) {
             List<LockHandle> held = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 held.add(locks.acquire("failover-held-" + i, Duration.ofSeconds(5)));
@@ -122,6 +125,7 @@ class SentinelTopologyTest {
                     report.longestCallMillis());
             assertThat(report.longestCallMillis()).as("no call hangs").isLessThan(15_000);
             assertThat(report.errorWindowMillis()).as("bounded error window").isLessThan(30_000);
+            RedisTestSupport.awaitWatchdogNewsAfter(held, watchdogNews, promotedAt);
             RedisTestSupport.assertHeldOrReportedLost(held, lost, locks, backend);
             held.forEach(RedisTestSupport::closeQuietly);
         }

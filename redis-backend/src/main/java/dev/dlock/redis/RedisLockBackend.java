@@ -314,7 +314,24 @@ public final class RedisLockBackend implements LockBackend {
         throw new IllegalStateException("Unexpected reply from a dlock Lua script: " + reply);
     }
 
-    private static void requireOwner(String owner) {
+    /** The TTL if it is at least 1 ms; shared by the builders of every Redis backend. */
+    static Duration validFencingCounterTtl(Duration fencingCounterTtl) {
+        if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
+            throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
+        }
+        return fencingCounterTtl;
+    }
+
+    /** The batch size if it is between 1 and {@link #MAX_RENEWAL_BATCH_SIZE}. */
+    static int validRenewalBatchSize(int renewalBatchSize) {
+        if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
+            throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
+                    + ", got " + renewalBatchSize);
+        }
+        return renewalBatchSize;
+    }
+
+    static void requireOwner(String owner) {
         if (owner == null || owner.isEmpty()) {
             throw new IllegalArgumentException("owner must not be null or empty");
         }
@@ -358,20 +375,13 @@ public final class RedisLockBackend implements LockBackend {
 
         /** How long a fencing counter lives after its creation (default 24 h); tokens still increase after it expires. */
         public Builder fencingCounterTtl(Duration fencingCounterTtl) {
-            if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
-                throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
-            }
-            this.fencingCounterTtl = fencingCounterTtl;
+            this.fencingCounterTtl = validFencingCounterTtl(fencingCounterTtl);
             return this;
         }
 
         /** The most keys one renew call carries (default 100, at most 10,000). */
         public Builder renewalBatchSize(int renewalBatchSize) {
-            if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
-                throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
-                        + ", got " + renewalBatchSize);
-            }
-            this.renewalBatchSize = renewalBatchSize;
+            this.renewalBatchSize = validRenewalBatchSize(renewalBatchSize);
             return this;
         }
 

@@ -119,7 +119,7 @@ public final class RedlockBackend implements LockBackend {
     /** Takes {@code key} on a quorum of masters within the validity, or releases what it took and reports who holds it. */
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-        requireOwner(owner);
+        RedisLockBackend.requireOwner(owner);
         if (leaseMillis <= 0) {
             throw new IllegalArgumentException("leaseMillis must be positive, got " + leaseMillis);
         }
@@ -177,7 +177,7 @@ public final class RedlockBackend implements LockBackend {
     /** Releases on every master; {@code RELEASED} when a quorum still held the key for {@code owner}. */
     @Override
     public ReleaseResult release(String key, String owner) {
-        requireOwner(owner);
+        RedisLockBackend.requireOwner(owner);
         List<Answer<ReleaseResult>> answers = onEveryNode(node -> node.release(key, owner), operationTimeoutNanos);
         int released = 0;
         int answered = 0;
@@ -327,12 +327,6 @@ public final class RedlockBackend implements LockBackend {
         return null;
     }
 
-    private static void requireOwner(String owner) {
-        if (owner == null || owner.isEmpty()) {
-            throw new IllegalArgumentException("owner must not be null or empty");
-        }
-    }
-
     /** One master's answer, or why there is none. */
     private record Answer<T>(T value, Throwable failure) {
     }
@@ -365,20 +359,13 @@ public final class RedlockBackend implements LockBackend {
 
         /** How long a fencing counter lives on each master after its last raise (default 24 h). */
         public Builder fencingCounterTtl(Duration fencingCounterTtl) {
-            if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
-                throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
-            }
-            this.fencingCounterTtl = fencingCounterTtl;
+            this.fencingCounterTtl = RedisLockBackend.validFencingCounterTtl(fencingCounterTtl);
             return this;
         }
 
         /** The most keys one renew call carries per master (default 100, at most 10,000). */
         public Builder renewalBatchSize(int renewalBatchSize) {
-            if (renewalBatchSize < 1 || renewalBatchSize > RedisLockBackend.MAX_RENEWAL_BATCH_SIZE) {
-                throw new IllegalArgumentException("renewalBatchSize must be between 1 and "
-                        + RedisLockBackend.MAX_RENEWAL_BATCH_SIZE + ", got " + renewalBatchSize);
-            }
-            this.renewalBatchSize = renewalBatchSize;
+            this.renewalBatchSize = RedisLockBackend.validRenewalBatchSize(renewalBatchSize);
             return this;
         }
 

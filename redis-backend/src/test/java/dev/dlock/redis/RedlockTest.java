@@ -3,9 +3,10 @@ package dev.dlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -16,12 +17,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import dev.dlock.core.AcquireResult;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
-import dev.dlock.testkit.OverlapDetector;
+import dev.dlock.testkit.Contender;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.Jedis;
@@ -76,41 +78,31 @@ class RedlockTest {
     }
 
     @Test
-    void withTwoMastersDeadItStillLocksAndExcludes() throws Exception {
+    void withTwoMastersDeadItStillLocksAndExcludes(@TempDir Path dir) throws Exception {
         masters.get(0).kill();
         masters.get(3).kill();
         try (RedlockBackend first = RedlockBackend.builder(clients).build();
              RedlockBackend second = RedlockBackend.builder(clients).build();
              LockManager a = LockManager.builder(first).build();
              LockManager b = LockManager.builder(second).build()) {
-            OverlapDetector detector = new OverlapDetector();
-            List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+            Contender contender = new Contender(dir);
             ExecutorService pool = Executors.newFixedThreadPool(4);
+            int overlaps = 0;
             try {
-                List<Future<?>> done = new ArrayList<>();
+                List<Future<Integer>> done = new ArrayList<>();
                 for (int t = 0; t < 4; t++) {
                     LockManager locks = t % 2 == 0 ? a : b;
-                    done.add(pool.submit(() -> {
-                        for (int i = 0; i < 50; i++) {
-                            try (LockHandle lock = locks.acquire("two-dead", Duration.ofSeconds(30))) {
-                                detector.enter();
-                                tokens.add(lock.fencingToken());
-                                detector.incrementUnsafely();
-                                detector.exit();
-                            }
-                        }
-                        return null;
-                    }));
+                    done.add(pool.submit(() -> contender.run(locks, "two-dead", 50)));
                 }
-                for (Future<?> f : done) {
-                    f.get(2, TimeUnit.MINUTES);
+                for (Future<Integer> f : done) {
+                    overlaps += f.get(2, TimeUnit.MINUTES);
                 }
             } finally {
                 pool.shutdownNow();
             }
-            assertThat(detector.overlaps()).isZero();
-            assertThat(detector.counter()).isEqualTo(200);
-            assertStrictlyIncreasing(tokens);
+            assertThat(overlaps).isZero();
+            assertThat(contender.counter()).isEqualTo(200);
+            assertStrictlyIncreasing(Files.readAllLines(dir.resolve("tokens")).stream().map(Long::parseLong).toList());
         }
     }
 

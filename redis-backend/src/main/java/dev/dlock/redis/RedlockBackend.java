@@ -260,7 +260,7 @@ public final class RedlockBackend implements LockBackend {
         return Optional.of(releaseNotices);
     }
 
-    /** Pings every master; succeeds when a quorum answered, returning the time until the quorum-th answer, in nanoseconds. */
+    /** Pings every master in parallel; succeeds when a quorum answered and returns the whole fan-out's time in nanoseconds. */
     @Override
     public long ping() {
         long start = System.nanoTime();

@@ -13,7 +13,8 @@ import java.util.Locale;
 
 /**
  * Runs the core benchmarks against a Redis it starts itself and writes a Markdown report.
- * Arguments: {@code [--out FILE] [--threads 1,8,50] [--quick]}.
+ * Arguments: {@code [--out FILE] [--threads 1,8,50] [--quick] [--cluster]}; {@code --cluster} runs only the
+ * cluster comparison (1 master against 3 masters).
  */
 public final class BenchmarkMain {
 
@@ -27,15 +28,24 @@ public final class BenchmarkMain {
         Path out = Path.of("benchmarks/target/benchmark-report.md");
         int[] threadCounts = {1, 8, 50};
         boolean quick = false;
+        boolean cluster = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--threads" -> threadCounts = java.util.Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--quick" -> quick = true;
+                case "--cluster" -> cluster = true;
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         List<String> report = new ArrayList<>();
+        if (cluster) {
+            report.add("### Redis Cluster: dlock acquire + release, 1 master against 3 masters, keys spread over slots");
+            report.add("");
+            report.addAll(ClusterThroughput.measure(threadCounts, quick ? 3 : 7, quick ? 1_000 : 3_000));
+            write(out, report);
+            return;
+        }
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             System.setProperty(BenchRedis.PROPERTY, redis.uri());
             report.add("Redis " + redis.version() + " (" + redis.binary() + "), " + Runtime.getRuntime().availableProcessors()
@@ -76,6 +86,10 @@ public final class BenchmarkMain {
                     watchdog.callsPerRound(), watchdog.evalshaPerRound(), watchdog.watchdogCpuMillisPerRound(),
                     watchdog.heapBytesPerLock(), watchdog.lapses(), watchdog.renewErrors()));
         }
+        write(out, report);
+    }
+
+    private static void write(Path out, List<String> report) throws java.io.IOException {
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.write(out, report);
         log.info("Report written to {}:\n{}", out.toAbsolutePath(), String.join("\n", report));

@@ -20,11 +20,15 @@ import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
 
+import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
  * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
@@ -51,12 +55,15 @@ public final class RedisLockBackend implements LockBackend {
     private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
+    private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
     private final String counterTtlMillis;
     private final int renewalBatchSize;
     private final boolean cluster;
+    private final int replicasToAwait;
+    private final long replicaTimeoutMillis;
     private final RedisReleaseNotices releaseNotices;
 
     private RedisLockBackend(Builder builder) {
@@ -65,6 +72,8 @@ public final class RedisLockBackend implements LockBackend {
         this.counterTtlMillis = Long.toString(builder.fencingCounterTtl.toMillis());
         this.renewalBatchSize = builder.renewalBatchSize;
         this.cluster = builder.cluster != null ? builder.cluster : isClusterClient(builder.client);
+        this.replicasToAwait = builder.replicasToAwait;
+        this.replicaTimeoutMillis = builder.replicaTimeout.toMillis();
         this.releaseNotices = new RedisReleaseNotices(client, keys);
     }
 
@@ -79,11 +88,18 @@ public final class RedisLockBackend implements LockBackend {
         requireOwner(owner);
         requirePositive(leaseMillis, "leaseMillis");
         String lockKey = keys.lockKey(key);
+        List<String> scriptKeys = List.of(lockKey, keys.counterKey(key));
+        List<String> scriptArgs = List.of(owner, Long.toString(leaseMillis), counterTtlMillis);
         Object reply;
+        long acknowledged = replicasToAwait;
         try {
-            reply = ACQUIRE.run(client,
-                    List.of(lockKey, keys.counterKey(key)),
-                    List.of(owner, Long.toString(leaseMillis), counterTtlMillis));
+            if (replicasToAwait == 0) {
+                reply = ACQUIRE.run(client, scriptKeys, scriptArgs);
+            } else {
+                AcquireWithWait answer = acquireAndAwaitReplicas(key, scriptKeys, scriptArgs);
+                reply = answer.reply();
+                acknowledged = answer.acknowledged();
+            }
         } catch (JedisException e) {
             if (commandMayHaveReachedServer(e)) {
                 // The SET may have run before the reply was lost; do not leave the key locked until the lease ends.
@@ -94,7 +110,59 @@ public final class RedisLockBackend implements LockBackend {
         List<?> result = (List<?>) reply;
         long status = toLong(result.get(0));
         long value = toLong(result.get(1));
+        if (status == ACQUIRED && acknowledged < replicasToAwait) {
+            // A lock only the master knows is lost if the master fails now; do not hand it out.
+            releaseQuietly(key, owner);
+            throw new LockBackendException("Redis tryAcquire of key '" + key + "': only " + acknowledged + " of "
+                    + replicasToAwait + " replicas acknowledged the lock within " + replicaTimeoutMillis
+                    + " ms (waitForReplicas); the lock was released again", null);
+        }
         return status == ACQUIRED ? new AcquireResult.Acquired(value) : new AcquireResult.Held(value);
+    }
+
+    /**
+     * Runs the acquire script and {@code WAIT} on one connection, pipelined: WAIT counts the replicas
+     * that acknowledged the writes of its own connection, so two pooled calls could wait for nothing.
+     */
+    private AcquireWithWait acquireAndAwaitReplicas(String key, List<String> scriptKeys, List<String> scriptArgs) {
+        try {
+            return acquireAndAwaitReplicas(key, scriptKeys, scriptArgs, false);
+        } catch (JedisNoScriptException e) {
+            return acquireAndAwaitReplicas(key, scriptKeys, scriptArgs, true);
+        }
+    }
+
+    private AcquireWithWait acquireAndAwaitReplicas(String key, List<String> scriptKeys, List<String> scriptArgs,
+                                                    boolean fullScript) {
+        try (Pipeline pipeline = singleConnectionPipeline(key)) {
+            Response<Object> script = fullScript
+                    ? pipeline.eval(ACQUIRE.source(), scriptKeys, scriptArgs)
+                    : pipeline.evalsha(ACQUIRE.sha1(), scriptKeys, scriptArgs);
+            Response<Long> acknowledged = pipeline.waitReplicas(replicasToAwait, replicaTimeoutMillis);
+            pipeline.sync();
+            return new AcquireWithWait(script.get(), acknowledged.get());
+        }
+    }
+
+    @SuppressWarnings({"deprecation", "resource"})
+    private Pipeline singleConnectionPipeline(String key) {
+        if (client instanceof RedisClusterClient clusterClient) {
+            return new Pipeline(clusterClient.getConnectionFromSlot(keys.slot(key)), true);
+        }
+        if (client instanceof JedisCluster clusterClient) {
+            return new Pipeline(clusterClient.getConnectionFromSlot(keys.slot(key)), true);
+        }
+        AbstractPipeline pipeline = client.pipelined();
+        if (pipeline instanceof Pipeline single) {
+            return single;
+        }
+        pipeline.close();
+        throw new IllegalStateException("waitForReplicas needs a client whose pipelines use one connection "
+                + "(RedisClient, RedisSentinelClient, RedisClusterClient); got " + client.getClass().getName());
+    }
+
+    /** The acquire script's reply and how many replicas acknowledged it. */
+    private record AcquireWithWait(Object reply, long acknowledged) {
     }
 
     /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it. */
@@ -179,6 +247,18 @@ public final class RedisLockBackend implements LockBackend {
         return System.nanoTime() - start;
     }
 
+    /**
+     * Raises {@code key}'s fencing counter to at least {@code token}, for {@link RedlockBackend}: the
+     * next acquisition on this node then issues a larger token than any the quorum issued.
+     */
+    void raiseFencingCounter(String key, long token) {
+        try {
+            RAISE_FENCE.run(client, List.of(keys.counterKey(key)), List.of(Long.toString(token), counterTtlMillis));
+        } catch (JedisException e) {
+            throw failure("raise the fencing counter", key, e);
+        }
+    }
+
     /** True when renewal batches are grouped by cluster slot. */
     public boolean isCluster() {
         return cluster;
@@ -234,7 +314,24 @@ public final class RedisLockBackend implements LockBackend {
         throw new IllegalStateException("Unexpected reply from a dlock Lua script: " + reply);
     }
 
-    private static void requireOwner(String owner) {
+    /** The TTL if it is at least 1 ms; shared by the builders of every Redis backend. */
+    static Duration validFencingCounterTtl(Duration fencingCounterTtl) {
+        if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
+            throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
+        }
+        return fencingCounterTtl;
+    }
+
+    /** The batch size if it is between 1 and {@link #MAX_RENEWAL_BATCH_SIZE}. */
+    static int validRenewalBatchSize(int renewalBatchSize) {
+        if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
+            throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
+                    + ", got " + renewalBatchSize);
+        }
+        return renewalBatchSize;
+    }
+
+    static void requireOwner(String owner) {
         if (owner == null || owner.isEmpty()) {
             throw new IllegalArgumentException("owner must not be null or empty");
         }
@@ -260,6 +357,8 @@ public final class RedisLockBackend implements LockBackend {
         private Duration fencingCounterTtl = DEFAULT_FENCING_COUNTER_TTL;
         private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
         private Boolean cluster;
+        private int replicasToAwait;
+        private Duration replicaTimeout = Duration.ZERO;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -276,26 +375,39 @@ public final class RedisLockBackend implements LockBackend {
 
         /** How long a fencing counter lives after its creation (default 24 h); tokens still increase after it expires. */
         public Builder fencingCounterTtl(Duration fencingCounterTtl) {
-            if (fencingCounterTtl == null || fencingCounterTtl.toMillis() <= 0) {
-                throw new IllegalArgumentException("fencingCounterTtl must be at least 1 ms, got " + fencingCounterTtl);
-            }
-            this.fencingCounterTtl = fencingCounterTtl;
+            this.fencingCounterTtl = validFencingCounterTtl(fencingCounterTtl);
             return this;
         }
 
         /** The most keys one renew call carries (default 100, at most 10,000). */
         public Builder renewalBatchSize(int renewalBatchSize) {
-            if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
-                throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
-                        + ", got " + renewalBatchSize);
-            }
-            this.renewalBatchSize = renewalBatchSize;
+            this.renewalBatchSize = validRenewalBatchSize(renewalBatchSize);
             return this;
         }
 
         /** Whether renewals are grouped by cluster slot (default: true for a JedisCluster or RedisClusterClient). */
         public Builder cluster(boolean cluster) {
             this.cluster = cluster;
+            return this;
+        }
+
+        /**
+         * Makes every successful acquire wait until {@code replicas} replicas acknowledged the lock
+         * (Redis {@code WAIT}, on the same connection as the acquire script), for at most
+         * {@code timeout}. When fewer acknowledge in time the lock is released again and the acquire
+         * throws {@link LockBackendException}. Off by default ({@code replicas = 0}). This narrows,
+         * but does not close, the window in which a failover loses a fresh lock: Redis replication
+         * stays asynchronous, and WAIT does not make a lock durable.
+         */
+        public Builder waitForReplicas(int replicas, Duration timeout) {
+            if (replicas < 0) {
+                throw new IllegalArgumentException("waitForReplicas replicas must not be negative, got " + replicas);
+            }
+            if (replicas > 0 && (timeout == null || timeout.toMillis() <= 0)) {
+                throw new IllegalArgumentException("waitForReplicas timeout must be at least 1 ms, got " + timeout);
+            }
+            this.replicasToAwait = replicas;
+            this.replicaTimeout = replicas == 0 ? Duration.ZERO : timeout;
             return this;
         }
 

@@ -1,9 +1,19 @@
 package dev.dlock.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockState;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -48,6 +58,60 @@ final class RedisTestSupport {
                 }
                 sleep(20);
             }
+        }
+    }
+
+    /** A listener that records the key of every lease reported lost, and when each key last heard from the watchdog. */
+    static LockListener lossRecorder(List<String> lostKeys, Map<String, Long> lastWatchdogNews) {
+        return new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                lostKeys.add(key);
+                lastWatchdogNews.put(key, System.nanoTime());
+            }
+
+            @Override
+            public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+                if (outcome != RenewalOutcome.ERROR) {
+                    lastWatchdogNews.put(key, System.nanoTime());
+                }
+            }
+        };
+    }
+
+    /** Waits until every handle's lease was renewed, or reported lost, after {@code nanoTime}. */
+    static void awaitWatchdogNewsAfter(List<LockHandle> handles, Map<String, Long> lastWatchdogNews, long nanoTime) {
+        await("a renewal or loss of every lease after the failover", Duration.ofSeconds(30), () -> handles.stream()
+                .allMatch(h -> lastWatchdogNews.getOrDefault(h.key(), nanoTime) - nanoTime > 0));
+    }
+
+    /**
+     * After a failover: every lock still held must still exclude another owner, and every lock no
+     * longer held must have been reported lost to its holder.
+     */
+    static void assertHeldOrReportedLost(List<LockHandle> handles, List<String> lostKeys, LockManager locks,
+                                         LockBackend intruder) {
+        for (LockHandle handle : handles) {
+            if (handle.isHeld()) {
+                AcquireResult result = retrying(Duration.ofSeconds(10),
+                        () -> intruder.tryAcquire(handle.key(), "intruder-" + System.nanoTime(), 60_000));
+                assertThat(result).as("'%s' is held, so nobody else may take it", handle.key())
+                        .isInstanceOf(AcquireResult.Held.class);
+            } else {
+                await("loss of '" + handle.key() + "' reported", Duration.ofSeconds(10),
+                        () -> lostKeys.contains(handle.key()));
+                assertThat(handle.state()).isEqualTo(LockState.LOST);
+            }
+        }
+        assertThat(locks.heldLocks().size()).isLessThanOrEqualTo(handles.size());
+    }
+
+    /** Closes a handle, ignoring the lost-lease exception a lost one throws. */
+    static void closeQuietly(LockHandle handle) {
+        try {
+            handle.close();
+        } catch (RuntimeException e) {
+            // A lost lease reports itself at release; the test has already checked it was reported.
         }
     }
 

@@ -41,6 +41,9 @@ public final class RedisServerProcess implements AutoCloseable {
     private static final int PORT_ATTEMPTS = 5;
     private static final int ADMIN_TIMEOUT_MILLIS = 5_000;
 
+    private static final Set<String> HOUSEKEEPING_COMMANDS = Set.of("info", "ping", "publish", "replconf", "psync",
+            "sync", "cluster", "client", "role", "config", "subscribe", "hello", "command", "sentinel");
+
     private static final Set<RedisServerProcess> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
@@ -56,15 +59,17 @@ public final class RedisServerProcess implements AutoCloseable {
     private final Path logFile;
     private final int port;
     private final List<String> extraArguments;
+    private final String configText;
     private volatile Process process;
     private volatile boolean closed;
 
-    private RedisServerProcess(Path binary, Path directory, int port, List<String> extraArguments) {
+    private RedisServerProcess(Path binary, Path directory, int port, List<String> extraArguments, String configText) {
         this.binary = binary;
         this.directory = directory;
         this.logFile = directory.resolve("redis-server.log");
         this.port = port;
         this.extraArguments = List.copyOf(extraArguments);
+        this.configText = configText;
     }
 
     /** Starts a server with the binary chosen by {@code dlock.redis.server}, PATH, or embedded-redis. */
@@ -80,6 +85,19 @@ public final class RedisServerProcess implements AutoCloseable {
     /** Starts a server from {@code binary} on a free loopback port, retrying when the port is taken meanwhile. */
     public static RedisServerProcess start(Path binary) {
         return start(binary, List.of());
+    }
+
+    /** Starts a server with the resolved binary and extra command-line options (for example {@code --replicaof}). */
+    public static RedisServerProcess start(List<String> extraArguments) {
+        return start(RedisBinaries.resolve(), extraArguments, null);
+    }
+
+    /**
+     * Starts a Redis Sentinel ({@code redis-server <file> --sentinel}) whose config file holds
+     * {@code sentinelConfig}; Sentinel rewrites that file, which is why it cannot be passed as options.
+     */
+    public static RedisServerProcess startSentinel(String sentinelConfig) {
+        return start(RedisBinaries.resolve(), List.of("--sentinel"), sentinelConfig);
     }
 
     /**
@@ -101,6 +119,10 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private static RedisServerProcess start(Path binary, List<String> extraArguments) {
+        return start(binary, extraArguments, null);
+    }
+
+    private static RedisServerProcess start(Path binary, List<String> extraArguments, String configText) {
         Path directory;
         try {
             directory = Files.createTempDirectory("dlock-redis-");
@@ -109,7 +131,7 @@ public final class RedisServerProcess implements AutoCloseable {
         }
         IllegalStateException lastFailure = null;
         for (int attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
-            RedisServerProcess server = new RedisServerProcess(binary, directory, freePort(), extraArguments);
+            RedisServerProcess server = new RedisServerProcess(binary, directory, freePort(), extraArguments, configText);
             LIVE.add(server);
             try {
                 server.launch();
@@ -207,6 +229,20 @@ public final class RedisServerProcess implements AutoCloseable {
         log.info("Restarted {} on {}", binary, uri());
     }
 
+    /**
+     * Kills the server and starts it again on the same port and directory without waiting for
+     * anything but PING: a cluster node keeps its {@code nodes.conf}, and the caller waits for the
+     * whole cluster, since one node alone may never report {@code cluster_state:ok}.
+     */
+    public void relaunch() {
+        if (closed) {
+            throw new IllegalStateException("Redis server on port " + port + " is closed");
+        }
+        kill();
+        launch();
+        log.info("Relaunched {} on {}", binary, uri());
+    }
+
     /** A new plain admin connection (FLUSHALL, DEL, SCRIPT FLUSH, INFO ...); the caller closes it. */
     public Jedis admin() {
         return new Jedis(HOST, port, adminConfig());
@@ -242,6 +278,17 @@ public final class RedisServerProcess implements AutoCloseable {
                 .sum();
     }
 
+    /**
+     * The command calls of clients, without the housekeeping that replicas, sentinels and cluster
+     * peers send each other (PING, INFO, PUBLISH of sentinel hellos, REPLCONF, CLUSTER ...).
+     */
+    public long clientCommandCalls() {
+        return commandCalls().entrySet().stream()
+                .filter(entry -> !HOUSEKEEPING_COMMANDS.contains(entry.getKey().split("\\|", 2)[0]))
+                .mapToLong(Map.Entry::getValue)
+                .sum();
+    }
+
     /** Where the server's stdout and stderr go. */
     public Path logFile() {
         return logFile;
@@ -265,8 +312,17 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private void launch() {
-        List<String> command = new ArrayList<>(List.of(
-                binary.toString(),
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        if (configText != null) {
+            Path configFile = directory.resolve("redis-" + port + ".conf");
+            try {
+                Files.writeString(configFile, configText, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot write " + configFile, e);
+            }
+            command.add(configFile.toString());
+        }
+        command.addAll(List.of(
                 "--port", Integer.toString(port),
                 "--bind", HOST,
                 "--save", "",

@@ -1,0 +1,166 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockManager;
+import dev.dlock.testkit.redis.RedisClusterSetup;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.RedisClusterClient;
+
+/** Cluster-specific behaviour on 3 masters + 3 replicas: slot-grouped renewals, notices on every shard, a master failover. */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterTopologyTest {
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterTopologyTest.class);
+    private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+
+    private static RedisClusterSetup cluster;
+    private static RedisClusterClient client;
+
+    @BeforeAll
+    static void start() {
+        cluster = RedisClusterSetup.start(3, 1);
+        client = TopologyBackendFactory.clusterClient(cluster.seeds(), 10, Duration.ofSeconds(10));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (client != null) {
+            client.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void leasesOnManySlotsAreAllRenewedWithoutAnyError() {
+        Map<String, AtomicLong> renewals = new ConcurrentHashMap<>();
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofMillis(900))
+                     .listener(renewalCounter(renewals)).build()) {
+            List<LockHandle> held = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                held.add(locks.acquire("slots-" + i, Duration.ofSeconds(5)));
+            }
+            RedisTestSupport.await("every lease renewed twice", Duration.ofSeconds(15), () -> held.stream()
+                    .allMatch(h -> renewals.getOrDefault(h.key(), new AtomicLong()).get() >= 2));
+            assertThat(locks.watchdogErrorCount()).as("no CROSSSLOT or other renewal error").isZero();
+            assertThat(held).allMatch(LockHandle::isHeld);
+            held.forEach(LockHandle::close);
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aReleaseWakesAWaiterOnEveryMaster() throws Exception {
+        try (RedisLockBackend holderBackend = RedisLockBackend.builder(client).build();
+             RedisLockBackend waiterBackend = RedisLockBackend.builder(client).build();
+             LockManager holder = LockManager.builder(holderBackend).build();
+             LockManager waiter = LockManager.builder(waiterBackend).build()) {
+            for (RedisServerProcess master : cluster.currentMasters()) {
+                String key = keyOwnedBy(master, "notice-");
+                LockHandle lock = holder.acquire(key, Duration.ZERO);
+                AtomicLong acquiredAt = new AtomicLong();
+                Thread waiting = new Thread(() -> {
+                    try (LockHandle next = waiter.acquire(key, Duration.ofSeconds(25))) {
+                        acquiredAt.set(System.nanoTime());
+                    }
+                });
+                waiting.setDaemon(true);
+                waiting.start();
+                Thread.sleep(300);
+                long releasedAt = System.nanoTime();
+                lock.close();
+                waiting.join(20_000);
+                assertThat(acquiredAt.get()).as("waiter on %s acquired", master.uri()).isNotZero();
+                // The holder's lease had 30 s left: only a release notice explains a wake-up this fast.
+                assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).isLessThan(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    @Test
+    @Order(3)
+    void afterAMasterIsKilledItsPromotedReplicaServesAgain() throws Exception {
+        List<String> lost = Collections.synchronizedList(new ArrayList<>());
+        Map<String, Long> watchdogNews = new ConcurrentHashMap<>();
+        RedisServerProcess victim = cluster.initialMasters().get(0);
+        // Retries bounded well below the renewal interval: the one watchdog thread must not be held up by one dead master.
+        try (RedisClusterClient failoverClient = TopologyBackendFactory.clusterClient(cluster.seeds(), 5, Duration.ofMillis(1500));
+             RedisLockBackend backend = RedisLockBackend.builder(failoverClient).build();
+             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(6))
+                     .listener(RedisTestSupport.lossRecorder(lost, watchdogNews)).build()) {
+            List<LockHandle> held = new ArrayList<>();
+            List<String> victimKeys = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                String key = keyOwnedBy(victim, "failover-held-" + i + "-");
+                victimKeys.add(key);
+                held.add(locks.acquire(key, Duration.ofSeconds(5)));
+            }
+            for (int i = 0; i < 5; i++) {
+                held.add(locks.acquire("failover-elsewhere-" + i, Duration.ofSeconds(5)));
+            }
+            FailoverProbe probe = FailoverProbe.start(locks, "failover-loop-");
+            probe.awaitSuccesses(20);
+            long killedAt = System.nanoTime();
+            victim.kill();
+            RedisServerProcess promoted = cluster.awaitPromotion(KEYS.lockKey(victimKeys.get(0)), victim, Duration.ofSeconds(30));
+            long promotedAt = System.nanoTime();
+            probe.awaitSuccessAfter(promotedAt, Duration.ofSeconds(30));
+            FailoverProbe.Report report = probe.stop();
+            log.info("Cluster failover: {} promoted after {} ms; acquisitions failed for {} ms ({} errors, longest call {} ms)",
+                    promoted.uri(), (promotedAt - killedAt) / 1_000_000, report.errorWindowMillis(), report.errors(),
+                    report.longestCallMillis());
+            assertThat(report.longestCallMillis()).as("no call hangs").isLessThan(15_000);
+            assertThat(report.errorWindowMillis()).as("bounded error window").isLessThan(30_000);
+            try (LockHandle again = locks.acquire(keyOwnedBy(promoted, "after-failover-"), Duration.ofSeconds(10))) {
+                assertThat(again.isHeld()).as("the promoted replica serves its slots").isTrue();
+            }
+            RedisTestSupport.awaitWatchdogNewsAfter(held, watchdogNews, promotedAt);
+            RedisTestSupport.assertHeldOrReportedLost(held, lost, locks, backend);
+            held.forEach(RedisTestSupport::closeQuietly);
+        }
+    }
+
+    private static String keyOwnedBy(RedisServerProcess master, String prefix) {
+        for (int i = 0; ; i++) {
+            String key = prefix + i;
+            if (cluster.masterOf(KEYS.lockKey(key)).port() == master.port()) {
+                return key;
+            }
+        }
+    }
+
+    private static LockListener renewalCounter(Map<String, AtomicLong> renewals) {
+        return new LockListener() {
+            @Override
+            public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+                if (outcome == RenewalOutcome.RENEWED) {
+                    renewals.computeIfAbsent(key, k -> new AtomicLong()).incrementAndGet();
+                }
+            }
+        };
+    }
+}

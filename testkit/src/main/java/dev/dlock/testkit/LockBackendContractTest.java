@@ -386,7 +386,7 @@ public abstract class LockBackendContractTest {
     void aReleaseThatLandsWhileTheWatchdogHoldsTheLeaseWins() throws Exception {
         RecordingBackend backend = newBackend();
         AtomicInteger lost = new AtomicInteger();
-        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).listener(losses(lost)));
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(1500)).listener(losses(lost)));
         CountDownLatch renewalInHand = new CountDownLatch(1);
         CountDownLatch released = new CountDownLatch(1);
         AtomicBoolean first = new AtomicBoolean(true);

@@ -7,6 +7,7 @@ import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
 import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.redis.RedlockBackend;
 import org.aspectj.lang.annotation.Aspect;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +20,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
@@ -38,9 +40,30 @@ public class DistributedLockAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(DistributedLockAutoConfiguration.class);
 
+    /** The clients of the Redlock masters, when {@code dlock.redis.redlock.nodes} is set; closed with the context. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean({LockBackend.class, RedlockClients.class})
+    @Conditional(RedlockCondition.class)
+    public RedlockClients dlockRedlockClients(DistributedLockProperties properties) {
+        log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
+        return RedisConnectionSettings.createRedlockClients(properties.getRedis());
+    }
+
+    /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockBackend.class)
+    @Conditional(RedlockCondition.class)
+    public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
+        return RedlockBackend.builder(clients.clients())
+                .keyPrefix(properties.getKeyPrefix())
+                .renewalBatchSize(properties.getWatchdog().getBatchSize())
+                .build();
+    }
+
     /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(UnifiedJedis.class)
+    @Conditional(RedlockCondition.Not.class)
     public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment) {
         RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment));
         log.info("dlock connects to Redis {}", settings.describe());
@@ -50,6 +73,7 @@ public class DistributedLockAutoConfiguration {
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
+    @Conditional(RedlockCondition.Not.class)
     public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
         return RedisLockBackend.builder(redis)
                 .keyPrefix(properties.getKeyPrefix())

@@ -223,6 +223,7 @@ public class DistributedLockProperties {
 
         private final Sentinel sentinel = new Sentinel();
         private final Cluster cluster = new Cluster();
+        private final Redlock redlock = new Redlock();
 
         /** The Redis URL, or null. */
         public String getUrl() {
@@ -287,14 +288,34 @@ public class DistributedLockProperties {
             return cluster;
         }
 
+        /** The Redlock settings. */
+        public Redlock getRedlock() {
+            return redlock;
+        }
+
         /** True when any of url, sentinel and cluster is set, so dlock.redis (not spring.data.redis) is used. */
         public boolean isConfigured() {
             return url != null || sentinel.master != null || !sentinel.nodes.isEmpty() || !cluster.nodes.isEmpty();
         }
 
+        /** True when locks go to independent masters through Redlock instead of one Redis deployment. */
+        public boolean isRedlock() {
+            return !redlock.nodes.isEmpty();
+        }
+
         /** Checks that the settings combine into one connection mode. */
         public void validate() {
             boolean sentinelSet = sentinel.master != null || !sentinel.nodes.isEmpty();
+            if (isRedlock()) {
+                if (isConfigured()) {
+                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes cannot be combined with " + PREFIX
+                            + ".redis.url, .sentinel or .cluster; Redlock locks on its own independent masters");
+                }
+                if (redlock.nodes.size() < 3) {
+                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes needs at least 3 independent masters, was "
+                            + redlock.nodes.size());
+                }
+            }
             if (sentinelSet && !cluster.nodes.isEmpty()) {
                 throw new IllegalArgumentException(PREFIX + ".redis.sentinel and " + PREFIX
                         + ".redis.cluster are both set; configure one of them");
@@ -363,6 +384,31 @@ public class DistributedLockProperties {
         /** Sets the sentinels' password. */
         public void setPassword(String password) {
             this.password = password;
+        }
+    }
+
+    /** {@code dlock.redis.redlock.*}: the Redlock algorithm over independent Redis masters. */
+    public static class Redlock {
+
+        /** redis:// or rediss:// URLs of at least 3 independent masters (not replicas of each other). */
+        private List<String> nodes = new ArrayList<>();
+
+        /** The masters' URLs. */
+        public List<String> getNodes() {
+            return nodes;
+        }
+
+        /** Sets the masters' URLs, each redis:// or rediss://. */
+        public void setNodes(List<String> nodes) {
+            List<String> valid = new ArrayList<>();
+            for (String node : nodes == null ? List.<String>of() : nodes) {
+                String url = validUrl(PREFIX + ".redis.redlock.nodes", node);
+                if (url == null) {
+                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes has a blank entry");
+                }
+                valid.add(url);
+            }
+            this.nodes = valid;
         }
     }
 

@@ -105,6 +105,17 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 connectTimeout, readTimeout, null, null);
     }
 
+    /** One standalone client per master of {@code dlock.redis.redlock.nodes}; credentials in a URL win over the shared ones. */
+    static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis) {
+        redis.validate();
+        List<UnifiedJedis> clients = new java.util.ArrayList<>();
+        for (String node : redis.getRedlock().getNodes()) {
+            clients.add(standalone(DistributedLockProperties.PREFIX + ".redis.redlock", URI.create(node), redis.getUsername(),
+                    redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout()).createClient());
+        }
+        return new RedlockClients(clients);
+    }
+
     /** Creates the client these settings describe; the caller owns (and closes) it. */
     UnifiedJedis createClient() {
         JedisClientConfig config = clientConfig(username, password, database);

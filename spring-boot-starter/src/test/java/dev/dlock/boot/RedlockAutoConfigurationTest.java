@@ -1,0 +1,99 @@
+package dev.dlock.boot;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockManager;
+import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.redis.RedlockBackend;
+import dev.dlock.testkit.redis.RedisServerProcess;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code dlock.redis.redlock.nodes}: the Redlock store over independent masters, each a real redis-server. */
+class RedlockAutoConfigurationTest {
+
+    private static final List<RedisServerProcess> masters = new ArrayList<>();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class));
+
+    @BeforeAll
+    static void startMasters() {
+        for (int i = 0; i < 3; i++) {
+            masters.add(RedisServerProcess.start());
+        }
+    }
+
+    @AfterAll
+    static void stopMasters() {
+        masters.forEach(RedisServerProcess::close);
+    }
+
+    private static String nodes(int count) {
+        return "dlock.redis.redlock.nodes=" + masters.stream().limit(count).map(RedisServerProcess::uri).collect(Collectors.joining(","));
+    }
+
+    @Test
+    void redlockNodesMakeARedlockStoreThatLocksOnEveryMaster() {
+        runner.withPropertyValues(nodes(3), "dlock.key-prefix=rl:").run(context -> {
+            assertThat(context).hasNotFailed()
+                    .hasSingleBean(RedlockBackend.class)
+                    .doesNotHaveBean(RedisLockBackend.class)
+                    .doesNotHaveBean(UnifiedJedis.class)
+                    .hasSingleBean(RedlockClients.class);
+            assertThat(context.getBean(LockBackend.class)).isInstanceOf(RedlockBackend.class);
+            try (LockHandle lock = context.getBean(LockManager.class).acquire("order-7", Duration.ZERO)) {
+                for (RedisServerProcess master : masters) {
+                    try (Jedis admin = master.admin()) {
+                        assertThat(admin.exists("rl:{order-7}")).as("held on %s", master.uri()).isTrue();
+                    }
+                }
+                assertThat(lock.fencingToken()).isPositive();
+            }
+        });
+    }
+
+    @Test
+    void fewerThanThreeMastersFailStartupNamingTheProperty() {
+        runner.withPropertyValues(nodes(2)).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains("dlock.redis.redlock.nodes").contains("at least 3");
+        });
+    }
+
+    @Test
+    void redlockCannotBeCombinedWithAnotherConnection() {
+        runner.withPropertyValues(nodes(3), "dlock.redis.url=" + masters.get(0).uri()).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains("dlock.redis.redlock.nodes cannot be combined");
+        });
+    }
+
+    @Test
+    void aNodeThatIsNotARedisUrlFailsStartupNamingTheProperty() {
+        runner.withPropertyValues("dlock.redis.redlock.nodes=redis://a:1,http://b:2,redis://c:3").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains("dlock.redis.redlock.nodes");
+        });
+    }
+
+    private static String messages(Throwable failure) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append('\n');
+        }
+        return all.toString();
+    }
+}

@@ -33,7 +33,8 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
 /**
  * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
  * write is one Lua script that compares the owner first; releases are pushed to waiters over one
- * pub/sub connection per backend.
+ * pub/sub connection per backend, or on a Redis 7+ cluster over sharded pub/sub with one connection
+ * per node that carries a wanted channel.
  */
 public final class RedisLockBackend implements LockBackend {
 
@@ -51,6 +52,8 @@ public final class RedisLockBackend implements LockBackend {
     private static final String STANDALONE_GROUP = "";
     private static final long ACQUIRED = 1;
     private static final long RELEASED = 1;
+    private static final String SHARDED_PUBLISH = "sharded";
+    private static final String CLASSIC_PUBLISH = "classic";
 
     private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
@@ -64,17 +67,29 @@ public final class RedisLockBackend implements LockBackend {
     private final boolean cluster;
     private final int replicasToAwait;
     private final long replicaTimeoutMillis;
-    private final RedisReleaseNotices releaseNotices;
+    private final ClusterNodes clusterNodes;
+    private final Object pubSubModeLock = new Object();
+    /** Null until chosen: by the builder, by the client type, or by asking the cluster's nodes. */
+    private volatile Boolean shardedPubSub;
+    private final LazyReleaseNotices releaseNotices;
 
     private RedisLockBackend(Builder builder) {
         this.client = builder.client;
         this.keys = new RedisKeys(builder.keyPrefix);
         this.counterTtlMillis = Long.toString(builder.fencingCounterTtl.toMillis());
         this.renewalBatchSize = builder.renewalBatchSize;
-        this.cluster = builder.cluster != null ? builder.cluster : isClusterClient(builder.client);
+        this.clusterNodes = ClusterNodes.of(client);
+        this.cluster = builder.cluster != null ? builder.cluster : clusterNodes != null;
         this.replicasToAwait = builder.replicasToAwait;
         this.replicaTimeoutMillis = builder.replicaTimeout.toMillis();
-        this.releaseNotices = new RedisReleaseNotices(client, keys);
+        this.shardedPubSub = builder.shardedPubSub != null ? builder.shardedPubSub : clusterNodes == null ? Boolean.FALSE : null;
+        if (Boolean.TRUE.equals(shardedPubSub) && clusterNodes == null) {
+            throw new IllegalArgumentException("shardedPubSub(true) needs a cluster client (RedisClusterClient or "
+                    + "JedisCluster), got " + client.getClass().getName());
+        }
+        this.releaseNotices = new LazyReleaseNotices(() -> usesShardedPubSub()
+                ? new ShardedReleaseNotices(clusterNodes, keys)
+                : new RedisReleaseNotices(client, keys));
     }
 
     /** Starts configuring a backend over {@code client}, which the backend uses but never closes. */
@@ -229,7 +244,7 @@ public final class RedisLockBackend implements LockBackend {
         return renewalBatchSize;
     }
 
-    /** Release notices over this backend's single pub/sub connection, opened on the first subscription. */
+    /** Release notices over this backend's pub/sub connection(s) (classic, or sharded per node), opened on the first subscription. */
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return Optional.of(releaseNotices);
@@ -259,19 +274,45 @@ public final class RedisLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * True when releases are published with SPUBLISH and waiters use SSUBSCRIBE. Chosen once: by
+     * {@link Builder#shardedPubSub}, else false for a non-cluster client, else true when every
+     * cluster node that answers runs Redis 7 or later (asked on the first release or subscription).
+     * Throws {@link redis.clients.jedis.exceptions.JedisException} when no node answers; asked again next time.
+     */
+    boolean usesShardedPubSub() {
+        Boolean chosen = shardedPubSub;
+        if (chosen != null) {
+            return chosen;
+        }
+        synchronized (pubSubModeLock) {
+            if (shardedPubSub == null) {
+                shardedPubSub = clusterNodes.allSupportShardedPubSub();
+                log.debug("Release notices use {} pub/sub", shardedPubSub ? "sharded" : "classic");
+            }
+            return shardedPubSub;
+        }
+    }
+
+    /** The pub/sub notices once the first subscription created them, for tests; null before. */
+    PubSubReleaseNotices createdReleaseNotices() {
+        return releaseNotices.created();
+    }
+
     /** True when renewal batches are grouped by cluster slot. */
     public boolean isCluster() {
         return cluster;
     }
 
-    /** Stops the release-notice subscriber thread and its connection; the client stays open. */
+    /** Stops the release-notice threads and their connections; the client stays open. */
     @Override
     public void close() {
         releaseNotices.close();
     }
 
     private ReleaseResult releaseOnce(String key, String owner) {
-        Object reply = RELEASE.run(client, List.of(keys.lockKey(key)), List.of(owner, keys.releaseChannel(key)));
+        String publish = usesShardedPubSub() ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
+        Object reply = RELEASE.run(client, List.of(keys.lockKey(key), keys.releaseChannel(key)), List.of(owner, publish));
         return toLong(reply) == RELEASED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
@@ -343,12 +384,6 @@ public final class RedisLockBackend implements LockBackend {
         }
     }
 
-    // JedisCluster is deprecated in Jedis 7 in favour of RedisClusterClient, but users still hand it in.
-    @SuppressWarnings("deprecation")
-    private static boolean isClusterClient(UnifiedJedis client) {
-        return client instanceof JedisCluster || client instanceof RedisClusterClient;
-    }
-
     /** Configures a {@link RedisLockBackend}; every setting is validated when set. */
     public static final class Builder {
 
@@ -357,6 +392,7 @@ public final class RedisLockBackend implements LockBackend {
         private Duration fencingCounterTtl = DEFAULT_FENCING_COUNTER_TTL;
         private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
         private Boolean cluster;
+        private Boolean shardedPubSub;
         private int replicasToAwait;
         private Duration replicaTimeout = Duration.ZERO;
 
@@ -388,6 +424,19 @@ public final class RedisLockBackend implements LockBackend {
         /** Whether renewals are grouped by cluster slot (default: true for a JedisCluster or RedisClusterClient). */
         public Builder cluster(boolean cluster) {
             this.cluster = cluster;
+            return this;
+        }
+
+        /**
+         * Forces sharded pub/sub for release notices ({@code true}: SPUBLISH, and SSUBSCRIBE on the node
+         * owning each channel's slot; needs a RedisClusterClient or JedisCluster on Redis 7+) or classic
+         * pub/sub ({@code false}: PUBLISH/SUBSCRIBE, broadcast to every cluster node). Default: sharded
+         * for a cluster client when every node that answers runs Redis 7 or later, classic otherwise.
+         * Every backend sharing a cluster must use the same mode, or waiters miss notices and fall
+         * back to polling.
+         */
+        public Builder shardedPubSub(boolean sharded) {
+            this.shardedPubSub = sharded;
             return this;
         }
 

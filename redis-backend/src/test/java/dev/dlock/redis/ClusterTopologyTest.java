@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -80,23 +81,13 @@ class ClusterTopologyTest {
              LockManager holder = LockManager.builder(holderBackend).build();
              LockManager waiter = LockManager.builder(waiterBackend).build()) {
             for (RedisServerProcess master : cluster.currentMasters()) {
-                String key = keyOwnedBy(master, "notice-");
+                String key = RedisTestSupport.keyOwnedBy(cluster, master, "notice-");
                 LockHandle lock = holder.acquire(key, Duration.ZERO);
-                AtomicLong acquiredAt = new AtomicLong();
-                Thread waiting = new Thread(() -> {
-                    try (LockHandle next = waiter.acquire(key, Duration.ofSeconds(25))) {
-                        acquiredAt.set(System.nanoTime());
-                    }
-                });
-                waiting.setDaemon(true);
-                waiting.start();
+                Supplier<Long> waiting = RedisTestSupport.startWaiter(waiter, key, Duration.ofSeconds(25));
                 Thread.sleep(300);
                 long releasedAt = System.nanoTime();
                 lock.close();
-                waiting.join(20_000);
-                assertThat(acquiredAt.get()).as("waiter on %s acquired", master.uri()).isNotZero();
-                // The holder's lease had 30 s left: only a release notice explains a wake-up this fast.
-                assertThat(Duration.ofNanos(acquiredAt.get() - releasedAt)).isLessThan(Duration.ofSeconds(5));
+                RedisTestSupport.assertWokenByNotice(waiting, releasedAt, master.uri());
             }
         }
     }
@@ -115,7 +106,7 @@ class ClusterTopologyTest {
             List<LockHandle> held = new ArrayList<>();
             List<String> victimKeys = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
-                String key = keyOwnedBy(victim, "failover-held-" + i + "-");
+                String key = RedisTestSupport.keyOwnedBy(cluster, victim, "failover-held-" + i + "-");
                 victimKeys.add(key);
                 held.add(locks.acquire(key, Duration.ofSeconds(5)));
             }
@@ -135,21 +126,12 @@ class ClusterTopologyTest {
                     report.longestCallMillis());
             assertThat(report.longestCallMillis()).as("no call hangs").isLessThan(15_000);
             assertThat(report.errorWindowMillis()).as("bounded error window").isLessThan(30_000);
-            try (LockHandle again = locks.acquire(keyOwnedBy(promoted, "after-failover-"), Duration.ofSeconds(10))) {
+            try (LockHandle again = locks.acquire(RedisTestSupport.keyOwnedBy(cluster, promoted, "after-failover-"), Duration.ofSeconds(10))) {
                 assertThat(again.isHeld()).as("the promoted replica serves its slots").isTrue();
             }
             RedisTestSupport.awaitWatchdogNewsAfter(held, watchdogNews, promotedAt);
             RedisTestSupport.assertHeldOrReportedLost(held, lost, locks, backend);
             held.forEach(RedisTestSupport::closeQuietly);
-        }
-    }
-
-    private static String keyOwnedBy(RedisServerProcess master, String prefix) {
-        for (int i = 0; ; i++) {
-            String key = prefix + i;
-            if (cluster.masterOf(KEYS.lockKey(key)).port() == master.port()) {
-                return key;
-            }
         }
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -14,6 +15,7 @@ import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockState;
+import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -33,6 +35,51 @@ final class RedisTestSupport {
                 .hostAndPort(server.host(), server.port())
                 .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(CLIENT_TIMEOUT_MILLIS).build())
                 .build();
+    }
+
+    /** The first key {@code prefix + i} whose lock key lives on {@code master}. */
+    static String keyOwnedBy(RedisClusterSetup cluster, RedisServerProcess master, String prefix) {
+        RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+        for (int i = 0; ; i++) {
+            String key = prefix + i;
+            if (cluster.masterOf(keys.lockKey(key)).port() == master.port()) {
+                return key;
+            }
+        }
+    }
+
+    /**
+     * Starts a daemon thread that waits up to {@code wait} for {@code key} through {@code locks},
+     * records when it got the lock and releases it again; returns when it got it, or 0.
+     */
+    static Supplier<Long> startWaiter(LockManager locks, String key, Duration wait) {
+        AtomicLong acquiredAt = new AtomicLong();
+        Thread waiting = new Thread(() -> {
+            try (LockHandle next = locks.acquire(key, wait)) {
+                acquiredAt.set(System.nanoTime());
+            }
+        });
+        waiting.setDaemon(true);
+        waiting.start();
+        return () -> {
+            try {
+                waiting.join(wait.toMillis() + 5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return acquiredAt.get();
+        };
+    }
+
+    /**
+     * Asserts that the waiter got the lock soon after {@code releasedAt}: with the holder's lease far
+     * from its end, only a release notice explains a wake-up this fast.
+     */
+    static void assertWokenByNotice(Supplier<Long> waiter, long releasedAt, String where) {
+        long acquiredAt = waiter.get();
+        assertThat(acquiredAt).as("waiter on %s acquired", where).isNotZero();
+        assertThat(Duration.ofNanos(acquiredAt - releasedAt)).as("wake-up after the release on %s", where)
+                .isLessThan(Duration.ofSeconds(5));
     }
 
     /** Polls {@code condition} until it holds or {@code timeout} passes; fails with {@code what} otherwise. */

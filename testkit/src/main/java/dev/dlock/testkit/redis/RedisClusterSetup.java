@@ -1,5 +1,6 @@
 package dev.dlock.testkit.redis;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -37,6 +38,15 @@ public final class RedisClusterSetup implements AutoCloseable {
 
     /** Starts {@code masterCount} masters with {@code replicasPerMaster} replicas each; returns when every node says {@code cluster_state:ok}. */
     public static RedisClusterSetup start(int masterCount, int replicasPerMaster) {
+        return start(RedisBinaries.resolve(), masterCount, replicasPerMaster);
+    }
+
+    /** Like {@link #start(int, int)}, with the Redis 6.2 binary inside embedded-redis whatever is configured. */
+    public static RedisClusterSetup startEmbedded(int masterCount, int replicasPerMaster) {
+        return start(RedisBinaries.embedded(), masterCount, replicasPerMaster);
+    }
+
+    private static RedisClusterSetup start(Path binary, int masterCount, int replicasPerMaster) {
         if (masterCount < 1 || replicasPerMaster < 0) {
             throw new IllegalArgumentException("need at least one master and no negative replica count");
         }
@@ -47,10 +57,10 @@ public final class RedisClusterSetup implements AutoCloseable {
                     "--cluster-replica-validity-factor", "0",
                     "--cluster-require-full-coverage", "no");
             for (int i = 0; i < masterCount; i++) {
-                setup.masters.add(RedisServerProcess.start(options));
+                setup.masters.add(RedisServerProcess.start(binary, options));
             }
             for (int i = 0; i < masterCount * replicasPerMaster; i++) {
-                setup.replicas.add(RedisServerProcess.start(options));
+                setup.replicas.add(RedisServerProcess.start(binary, options));
             }
             setup.assemble(replicasPerMaster);
             log.info("Cluster ready: masters {}, replicas {}", ports(setup.masters), ports(setup.replicas));

@@ -118,7 +118,8 @@ public final class RedisServerProcess implements AutoCloseable {
         return server;
     }
 
-    private static RedisServerProcess start(Path binary, List<String> extraArguments) {
+    /** Starts a server from {@code binary} with extra command-line options. */
+    public static RedisServerProcess start(Path binary, List<String> extraArguments) {
         return start(binary, extraArguments, null);
     }
 

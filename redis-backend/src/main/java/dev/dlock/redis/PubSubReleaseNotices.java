@@ -70,7 +70,10 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
     /** A channel got its first listener; called holding {@code lock}, never after close. */
     abstract void channelWanted(Channel channel);
 
-    /** A channel lost its last listener and is already out of {@code channels}; called holding {@code lock}, never after close. */
+    /**
+     * A channel lost its last listener and is already out of {@code channels}; called holding
+     * {@code lock}, never after close.
+     */
     abstract void channelUnwanted(Channel channel);
 
     /**

@@ -244,7 +244,7 @@ public final class RedisLockBackend implements LockBackend {
         return renewalBatchSize;
     }
 
-    /** Release notices over this backend's pub/sub connection(s) (classic, or sharded per node), opened on the first subscription. */
+    /** Release notices (classic pub/sub, or sharded with one connection per node), connected on the first subscription. */
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return Optional.of(releaseNotices);

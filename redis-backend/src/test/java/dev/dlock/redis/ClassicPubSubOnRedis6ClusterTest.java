@@ -33,13 +33,8 @@ class ClassicPubSubOnRedis6ClusterTest {
     }
 
     @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void stop() throws Exception {
+        RedisTestSupport.closeAll(client, cluster);
     }
 
     @Test
@@ -54,7 +49,8 @@ class ClassicPubSubOnRedis6ClusterTest {
                     assertThat(subscription.awaitActive(BOUND)).isTrue();
                     backend.tryAcquire(key, "a", 10_000);
                     backend.release(key, "a");
-                    assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("notice for %s", master.uri()).isTrue();
+                    assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
+                            .as("notice for %s", master.uri()).isTrue();
                 }
             }
             assertThat(backend.createdReleaseNotices()).isInstanceOf(RedisReleaseNotices.class);

@@ -45,13 +45,8 @@ class ClusterTopologyTest {
     }
 
     @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void stop() throws Exception {
+        RedisTestSupport.closeAll(client, cluster);
     }
 
     @Test

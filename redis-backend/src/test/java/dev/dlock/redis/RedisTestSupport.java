@@ -82,6 +82,15 @@ final class RedisTestSupport {
                 .isLessThan(Duration.ofSeconds(5));
     }
 
+    /** Closes every non-null resource in order, as an {@code @AfterAll} does for a client and then its servers. */
+    static void closeAll(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable resource : resources) {
+            if (resource != null) {
+                resource.close();
+            }
+        }
+    }
+
     /** Polls {@code condition} until it holds or {@code timeout} passes; fails with {@code what} otherwise. */
     static void await(String what, Duration timeout, BooleanSupplier condition) {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -57,13 +57,8 @@ class ShardedPubSubTest {
     }
 
     @AfterAll
-    static void stop() {
-        if (client != null) {
-            client.close();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+    static void stop() throws Exception {
+        RedisTestSupport.closeAll(client, cluster);
     }
 
     @Test

@@ -28,6 +28,12 @@ final class InterleavedThroughput {
     }
 
     static Result measure(List<Variant> variants, int threads, int rounds, long roundMillis) throws InterruptedException {
+        return measure(variants, threads, rounds, roundMillis, () -> { });
+    }
+
+    /** As {@link #measure(List, int, int, long)}, calling {@code afterWarmUp} between the warm-up and the measured rounds. */
+    static Result measure(List<Variant> variants, int threads, int rounds, long roundMillis, Runnable afterWarmUp)
+            throws InterruptedException {
         List<String> keys = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             keys.add("bench:" + UUID.randomUUID());
@@ -35,6 +41,7 @@ final class InterleavedThroughput {
         for (Variant variant : variants) {
             run(variant, keys, roundMillis); // warm-up
         }
+        afterWarmUp.run();
         double[][] opsPerSecond = new double[variants.size()][rounds];
         for (int round = 0; round < rounds; round++) {
             for (int i = 0; i < variants.size(); i++) {

@@ -88,7 +88,8 @@ final class WatchdogHarness {
         throw new IllegalStateException("no dlock-watchdog thread");
     }
 
-    private static long settledHeap(MemoryMXBean memory) throws InterruptedException {
+    /** Used heap after garbage collection: the lowest of five readings, each after a System.gc(). */
+    static long settledHeap(MemoryMXBean memory) throws InterruptedException {
         long used = Long.MAX_VALUE;
         for (int i = 0; i < 5; i++) {
             System.gc();

@@ -1,0 +1,206 @@
+package dev.dlock.bench;
+
+import dev.dlock.testkit.redis.RedisServerProcess;
+import org.HdrHistogram.Histogram;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Scenario 2: one hot key, contended by {@code threads} threads in this JVM and as many in a child
+ * JVM. Every critical section's acquire and release time is recorded with {@link System#nanoTime()},
+ * which on Linux reads the system-wide monotonic clock, so the two JVMs' sections can be merged on
+ * one time line: hand-offs per second, the gap from one release to the next acquire, and overlaps
+ * (two holders at once; must be 0). Redis commands per hand-off come from {@code INFO commandstats}.
+ */
+final class HotKeyPeers {
+
+    private static final String READY = "READY";
+    private static final String GO = "GO";
+    private static final String DONE = "DONE";
+    private static final long WARM_UP_MILLIS = 1_000;
+
+    /** One library's result. */
+    record Row(String library, int jvms, int threadsPerJvm, double handOffsPerSecond, double gapP50Micros, double gapP99Micros,
+               double commandsPerHandOff, long handOffs, long minPerThread, long maxPerThread, long overlaps) {
+
+        /** Fewest over most acquisitions of any thread: 1 is perfectly even, 0 means a thread starved. */
+        double fairness() {
+            return maxPerThread == 0 ? 0 : (double) minPerThread / maxPerThread;
+        }
+    }
+
+    /** The critical sections of one thread: acquire and release times, alternating. */
+    private static final class Sections {
+        private long[] times = new long[1024];
+        private int size;
+
+        void add(long acquiredAt, long releasedAt) {
+            if (size + 2 > times.length) {
+                times = Arrays.copyOf(times, times.length * 2);
+            }
+            times[size++] = acquiredAt;
+            times[size++] = releasedAt;
+        }
+
+        int count() {
+            return size / 2;
+        }
+    }
+
+    private HotKeyPeers() {
+    }
+
+    /** Runs {@code library} on one key with {@code threadsPerJvm} threads here and as many in a child JVM. */
+    static Row run(RedisServerProcess redis, String library, int threadsPerJvm, long millis, Path workDir) throws Exception {
+        String key = "hot:" + library;
+        Path childSamples = workDir.resolve("hot-key-" + library + ".bin");
+        try (ChildJvm child = ChildJvm.start(HotKeyPeers.class, List.of("-Xmx512m"),
+                List.of(library, Integer.toString(threadsPerJvm), Long.toString(millis), key, childSamples.toString()),
+                workDir.resolve("hot-key-" + library + ".log"));
+             LockUnderTest locks = PeerLocks.open(library)) {
+            contend(locks, threadsPerJvm, key, WARM_UP_MILLIS);
+            child.awaitLine(READY);
+            long commandsBefore = redis.totalCommandCalls();
+            child.send(GO);
+            long start = System.nanoTime();
+            List<Sections> sections = new ArrayList<>(contend(locks, threadsPerJvm, key, millis));
+            child.awaitLine(DONE);
+            child.awaitSuccess(120);
+            long commands = redis.totalCommandCalls() - commandsBefore;
+            sections.addAll(read(childSamples));
+            return summarize(library, threadsPerJvm, sections, start, millis, commands);
+        }
+    }
+
+    /** The child JVM: {@code library threads millis key samplesFile}. */
+    public static void main(String[] args) throws Exception {
+        String library = args[0];
+        int threads = Integer.parseInt(args[1]);
+        long millis = Long.parseLong(args[2]);
+        String key = args[3];
+        Path samples = Path.of(args[4]);
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try (LockUnderTest locks = PeerLocks.open(library)) {
+            contend(locks, threads, key, WARM_UP_MILLIS);
+            ChildJvm.tellParent(READY);
+            ChildJvm.awaitParent(stdin, GO);
+            write(contend(locks, threads, key, millis), samples);
+        }
+        ChildJvm.tellParent(DONE);
+        System.exit(0);
+    }
+
+    private static List<Sections> contend(LockUnderTest locks, int threads, String key, long millis) throws InterruptedException {
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch done = new CountDownLatch(threads);
+        List<Sections> all = new ArrayList<>();
+        List<Throwable> failures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Sections mine = new Sections();
+            all.add(mine);
+            Thread thread = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        AutoCloseable held = locks.lock(key);
+                        long acquiredAt = System.nanoTime();
+                        long releasedAt = System.nanoTime();
+                        held.close();
+                        mine.add(acquiredAt, releasedAt);
+                    }
+                } catch (Exception e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                } finally {
+                    done.countDown();
+                }
+            }, "hot-key-" + t);
+            thread.start();
+        }
+        Thread.sleep(millis);
+        stop.set(true);
+        done.await();
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException(locks.name() + ": " + failures.size() + " threads failed", failures.get(0));
+        }
+        return all;
+    }
+
+    private static Row summarize(String library, int threadsPerJvm, List<Sections> threads, long start, long millis, long commands) {
+        int total = threads.stream().mapToInt(Sections::count).sum();
+        long[][] sections = new long[total][];
+        int n = 0;
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (Sections thread : threads) {
+            min = Math.min(min, thread.count());
+            max = Math.max(max, thread.count());
+            for (int i = 0; i < thread.size; i += 2) {
+                sections[n++] = new long[] {thread.times[i], thread.times[i + 1]};
+            }
+        }
+        Arrays.sort(sections, Comparator.comparingLong(section -> section[0]));
+        Histogram gaps = new Histogram(3);
+        long overlaps = 0;
+        long inWindow = 0;
+        long end = start + millis * 1_000_000;
+        for (int i = 0; i < sections.length; i++) {
+            if (sections[i][0] >= start && sections[i][0] <= end) {
+                inWindow++;
+            }
+            if (i > 0) {
+                long gap = sections[i][0] - sections[i - 1][1];
+                if (gap < 0) {
+                    overlaps++;
+                } else {
+                    gaps.recordValue(gap);
+                }
+            }
+        }
+        return new Row(library, 2, threadsPerJvm, inWindow / (millis / 1e3), gaps.getValueAtPercentile(50) / 1e3,
+                gaps.getValueAtPercentile(99) / 1e3, total == 0 ? 0 : (double) commands / total, total, min, max, overlaps);
+    }
+
+    private static void write(List<Sections> threads, Path file) throws IOException {
+        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file)))) {
+            out.writeInt(threads.size());
+            for (Sections thread : threads) {
+                out.writeInt(thread.size);
+                for (int i = 0; i < thread.size; i++) {
+                    out.writeLong(thread.times[i]);
+                }
+            }
+        }
+    }
+
+    private static List<Sections> read(Path file) throws IOException {
+        List<Sections> threads = new ArrayList<>();
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file)))) {
+            int count = in.readInt();
+            for (int t = 0; t < count; t++) {
+                Sections thread = new Sections();
+                int size = in.readInt();
+                for (int i = 0; i < size; i += 2) {
+                    thread.add(in.readLong(), in.readLong());
+                }
+                threads.add(thread);
+            }
+        }
+        return threads;
+    }
+}

@@ -1,6 +1,8 @@
 package dev.dlock.bench;
 
 import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -79,10 +81,13 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** In a child: prints a step line for the parent. */
+    /** The child's end of the protocol: its standard output, which the parent reads line by line. */
+    private static final PrintStream TO_PARENT =
+            new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+
+    /** In a child: sends a step line to the parent (a protocol line, not a log line; logs go through SLF4J). */
     static void tellParent(String line) {
-        System.out.println(line);
-        System.out.flush();
+        TO_PARENT.println(line);
     }
 
     /** In a child: blocks until the parent sends a line starting with {@code prefix}. */

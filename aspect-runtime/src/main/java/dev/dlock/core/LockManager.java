@@ -66,7 +66,8 @@ public final class LockManager implements AutoCloseable {
         this.defaultWaitTime = builder.waitTime;
         this.watchdogLeaseMillis = builder.leaseTime.toMillis();
         this.leaseLostPolicy = builder.leaseLostPolicy;
-        this.listener = new SafeListener(builder.listeners);
+        // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
+        this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
         int batchSize = Math.min(builder.renewalBatchSize, backend.maxRenewalBatchSize());
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);

@@ -5,8 +5,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -15,13 +13,12 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Records dlock's lock events as the Micrometer meters named in {@link LockMetrics}. Every event
- * handler catches everything: a metrics failure is logged and never reaches the locked call.
+ * Records dlock's lock events as the Micrometer meters named in {@link LockMetrics}. A metrics
+ * failure never reaches the locked call: the lock manager calls every listener behind its own
+ * guard, which logs and drops whatever a listener throws.
  * Meters are created once per lock name and cached, so an event costs a map lookup and a record.
  */
 public final class MicrometerLockListener implements LockListener {
-
-    private static final Logger log = LoggerFactory.getLogger(MicrometerLockListener.class);
 
     private final MeterRegistry registry;
     private final ConcurrentMap<String, NameMeters> byName = new ConcurrentHashMap<>();
@@ -40,66 +37,46 @@ public final class MicrometerLockListener implements LockListener {
     /** Records the wait of a successful acquisition and counts the lock as active. */
     @Override
     public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
-        try {
-            NameMeters meters = meters(lockName);
-            meters.acquired.record(waited);
-            meters.active.incrementAndGet();
-        } catch (RuntimeException e) {
-            failed("acquired", e);
-        }
+        NameMeters meters = meters(lockName);
+        meters.acquired.record(waited);
+        meters.active.incrementAndGet();
     }
 
     /** Records the wait of a failed acquisition under its result. */
     @Override
     public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
-        try {
-            NameMeters meters = meters(lockName);
-            Timer timer = switch (failure) {
-                case TIMEOUT -> meters.timeout;
-                // An interrupted waiter gave up like an aborted one; the result tag stays a closed set.
-                case ABORTED, INTERRUPTED -> meters.aborted;
-                case ERROR -> meters.error;
-            };
-            timer.record(waited);
-        } catch (RuntimeException e) {
-            failed("acquire failed", e);
-        }
+        NameMeters meters = meters(lockName);
+        Timer timer = switch (failure) {
+            case TIMEOUT -> meters.timeout;
+            // An interrupted waiter gave up like an aborted one; the result tag stays a closed set.
+            case ABORTED, INTERRUPTED -> meters.aborted;
+            case ERROR -> meters.error;
+        };
+        timer.record(waited);
     }
 
     /** Records the hold time and stops counting the lock as active. */
     @Override
     public void onReleased(String lockName, String key, Duration held) {
-        try {
-            NameMeters meters = meters(lockName);
-            meters.held.record(held);
-            meters.active.decrementAndGet();
-        } catch (RuntimeException e) {
-            failed("released", e);
-        }
+        NameMeters meters = meters(lockName);
+        meters.held.record(held);
+        meters.active.decrementAndGet();
     }
 
     /** Counts one renewal attempt under its result. */
     @Override
     public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
-        try {
-            switch (outcome) {
-                case RENEWED -> renewed.increment();
-                case LOST -> renewalsLost.increment();
-                case ERROR -> renewalErrors.increment();
-            }
-        } catch (RuntimeException e) {
-            failed("renewal", e);
+        switch (outcome) {
+            case RENEWED -> renewed.increment();
+            case LOST -> renewalsLost.increment();
+            case ERROR -> renewalErrors.increment();
         }
     }
 
     /** Counts a lease lost while held. */
     @Override
     public void onLeaseLost(String lockName, String key, String reason) {
-        try {
-            meters(lockName).leaseLost.increment();
-        } catch (RuntimeException e) {
-            failed("lease lost", e);
-        }
+        meters(lockName).leaseLost.increment();
     }
 
     private NameMeters meters(String lockName) {
@@ -145,9 +122,6 @@ public final class MicrometerLockListener implements LockListener {
                 .register(registry);
     }
 
-    private static void failed(String event, RuntimeException e) {
-        log.warn("dlock metrics could not record the {} event; ignored", event, e);
-    }
 
     /** The meters of one lock name, created together on its first event. */
     private record NameMeters(Timer acquired, Timer timeout, Timer aborted, Timer error, Timer held,

@@ -1,13 +1,21 @@
 package dev.dlock.boot.metrics;
 
+import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener.AcquireFailure;
 import dev.dlock.core.LockListener.RenewalOutcome;
+import dev.dlock.core.LockManager;
+import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.testkit.redis.RedisServerProcess;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -50,21 +58,30 @@ class MicrometerLockListenerTest {
     @Test
     void aFailingRegistryNeverReachesTheCaller() {
         SimpleMeterRegistry broken = new SimpleMeterRegistry();
-        MicrometerLockListener safe = new MicrometerLockListener(broken);
+        MicrometerLockListener failing = new MicrometerLockListener(broken);
         broken.config().meterFilter(new MeterFilter() {
             @Override
             public Meter.Id map(Meter.Id id) {
                 throw new IllegalStateException("registry is broken");
             }
         });
-        assertThatCode(() -> {
-            safe.onAcquireAttempt("new-name", "k");
-            safe.onAcquired("new-name", "k", 1, Duration.ZERO);
-            safe.onAcquireFailed("new-name", "k", AcquireFailure.TIMEOUT, Duration.ZERO, null);
-            safe.onRenewal("new-name", "k", RenewalOutcome.RENEWED);
-            safe.onLeaseLost("new-name", "k", "gone");
-            safe.onReleased("new-name", "k", Duration.ZERO);
-        }).doesNotThrowAnyException();
+        // The guarantee lives in the lock manager, which calls every listener behind a guard: test it there.
+        try (RedisServerProcess redis = RedisServerProcess.start();
+             UnifiedJedis client = RedisClient.create(redis.uri());
+             RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             LockManager locks = LockManager.builder(backend).listener(failing).build()) {
+            assertThatCode(() -> {
+                try (LockHandle lock = locks.acquire("some-key", Duration.ZERO)) {
+                    assertThat(lock.isHeld()).isTrue();
+                    // Another thread finds it held: the acquire-failed event goes to the broken registry too.
+                    AtomicReference<Optional<LockHandle>> other = new AtomicReference<>();
+                    Thread contender = new Thread(() -> other.set(locks.tryAcquire("some-key")));
+                    contender.start();
+                    contender.join(10_000);
+                    assertThat(other.get()).isEmpty();
+                }
+            }).doesNotThrowAnyException();
+        }
     }
 
     private double acquires(String lockName, String result) {

@@ -227,9 +227,7 @@ public abstract class LockBackendContractTest {
             assertThat(other.tryAcquire(key)).as("still held after a stranger's release").isEmpty();
             assertThat(lock.isHeld()).isTrue();
         }
-        Optional<LockHandle> after = other.tryAcquire(key);
-        assertThat(after).isPresent();
-        after.get().close();
+        assertFree(other, key, "the key is free");
     }
 
     @Test
@@ -241,9 +239,7 @@ public abstract class LockBackendContractTest {
         closer.start();
         closer.join(10_000);
         assertThat(lock.state()).isEqualTo(LockState.RELEASED);
-        Optional<LockHandle> next = other.tryAcquire(key);
-        assertThat(next).isPresent();
-        next.get().close();
+        assertFree(other, key, "the key is free");
     }
 
     @Test
@@ -278,9 +274,7 @@ public abstract class LockBackendContractTest {
         }
         assertThat(backend.acquires).hasValue(1);
         assertThat(backend.releases).hasValue(1);
-        Optional<LockHandle> after = manager().tryAcquire(key);
-        assertThat(after).as("the outermost release frees the key").isPresent();
-        after.get().close();
+        assertFree(manager(), key, "the outermost release frees the key");
     }
 
     @Test
@@ -361,9 +355,7 @@ public abstract class LockBackendContractTest {
             assertThat(lock.isHeld()).isTrue();
         }
         assertThat(renewed.get()).isGreaterThanOrEqualTo(8);
-        Optional<LockHandle> after = other.tryAcquire(key);
-        assertThat(after).isPresent();
-        after.get().close();
+        assertFree(other, key, "the key is free");
     }
 
     @Test
@@ -410,9 +402,7 @@ public abstract class LockBackendContractTest {
         }
         assertThat(backend.renewalsOf(key)).as("only the renewal that was in hand").isEqualTo(1);
         assertThat(lost).as("a released lease is not reported lost").hasValue(0);
-        Optional<LockHandle> after = manager().tryAcquire(key);
-        assertThat(after).isPresent();
-        after.get().close();
+        assertFree(manager(), key, "the key is free");
     }
 
     @Test
@@ -537,9 +527,7 @@ public abstract class LockBackendContractTest {
                 e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED));
         assertThat(stillInterrupted).as("interrupt status kept").isTrue();
         assertThat(waiter.heldLocks()).isEmpty();
-        Optional<LockHandle> after = waiter.tryAcquire(key);
-        assertThat(after).isPresent();
-        after.get().close();
+        assertFree(waiter, key, "the key is free");
     }
 
     @Test
@@ -576,9 +564,7 @@ public abstract class LockBackendContractTest {
         BooleanSupplier trueOnSecondCheck = () -> checks.incrementAndGet() >= 2;
         assertThat(locks.tryAcquire(LockRequest.builder(key).waitTime(Duration.ZERO).abortIf(trueOnSecondCheck).build())).isEmpty();
         assertThat(checks.get()).isEqualTo(2);
-        Optional<LockHandle> after = manager().tryAcquire(key);
-        assertThat(after).as("the aborted acquisition released the key").isPresent();
-        after.get().close();
+        assertFree(manager(), key, "the aborted acquisition released the key");
     }
 
     @Test
@@ -593,9 +579,7 @@ public abstract class LockBackendContractTest {
         assertThatThrownBy(() -> locks.withLock(key, Duration.ZERO, () -> {
             throw new IOException("checked");
         })).isInstanceOf(IOException.class);
-        Optional<LockHandle> after = other.tryAcquire(key);
-        assertThat(after).isPresent();
-        after.get().close();
+        assertFree(other, key, "the key is free");
     }
 
     // ------------------------------------------------------------------ store failures
@@ -670,6 +654,13 @@ public abstract class LockBackendContractTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** Fails unless {@code locks} can take {@code key} at once; releases it again. */
+    protected static void assertFree(LockManager locks, String key, String why) {
+        Optional<LockHandle> taken = locks.tryAcquire(key);
+        assertThat(taken).as(why).isPresent();
+        taken.get().close();
+    }
 
     /** Fails unless {@code tokens} strictly increase. */
     protected static void assertStrictlyIncreasing(List<Long> tokens) {

@@ -9,10 +9,13 @@ final class LeaseHandle implements LockHandle {
             AtomicIntegerFieldUpdater.newUpdater(LeaseHandle.class, "closed");
 
     private final Lease lease;
+    /** True when this acquisition re-entered a lease its thread already held through an outer handle. */
+    private final boolean reentrant;
     private volatile int closed;
 
-    LeaseHandle(Lease lease) {
+    LeaseHandle(Lease lease, boolean reentrant) {
         this.lease = lease;
+        this.reentrant = reentrant;
     }
 
     @Override
@@ -42,7 +45,10 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public LockHandle detachFromThread() {
-        lease.ownerThread = null;
+        // A re-entrant hold only borrows the outer acquisition's lease: the outer holder keeps it.
+        if (!reentrant) {
+            lease.ownerThread = null;
+        }
         return this;
     }
 

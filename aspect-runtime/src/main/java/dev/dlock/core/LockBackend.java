@@ -14,21 +14,39 @@ import java.util.Optional;
  */
 public interface LockBackend extends AutoCloseable {
 
-    /** Takes {@code key} for {@code owner} for {@code leaseMillis}, or reports who holds it for how long. */
+    /**
+     * Takes {@code key} for {@code owner} for {@code leaseMillis}, or reports who holds it for how long.
+     *
+     * <p>Must be idempotent for its owner: a client library may run the same call twice after a lost
+     * reply, so when {@code key} is already held by {@code owner} the answer is {@code Acquired} (lease
+     * extended to {@code leaseMillis}, fencing token larger than every one issued before), never "held".
+     */
     AcquireResult tryAcquire(String key, String owner, long leaseMillis);
 
-    /** Releases {@code key} if, and only if, {@code owner} holds it; publishes a release notice when it does. */
-    ReleaseResult release(String key, String owner);
+    /**
+     * Releases {@code key} if, and only if, {@code owner} holds it, and tells waiters it is free.
+     *
+     * <p>Must be idempotent: when the key is already free and no acquisition happened after the one
+     * that issued {@code fencingToken}, the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
+     * repeated release (lost reply, client retry) is never mistaken for a lost lease.
+     */
+    ReleaseResult release(String key, String owner, long fencingToken);
 
     /**
      * Extends every lease of the batch whose owner still matches, in one call to the store.
      *
      * <p>The engine only passes batches of at most {@link #maxRenewalBatchSize()} entries that share
-     * one {@link #renewalGroup(String)}. The result has one entry per request, in order.
+     * one {@link #renewalGroup(String)}, and may call this from several threads at once for different
+     * groups. The result has one entry per request, in order.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
 
-    /** Leases whose keys map to different groups are never renewed in one call (for example: cluster slots). */
+    /**
+     * The store node a key's lease is renewed on: leases of one group are renewed together (in
+     * batches of at most {@link #maxRenewalBatchSize()}), and the calls of different groups run
+     * concurrently, so that a stalled node never delays the renewals of healthy ones. One group for
+     * every key unless the store spreads keys over independent nodes (a cluster's masters).
+     */
     default Object renewalGroup(String key) {
         return "";
     }

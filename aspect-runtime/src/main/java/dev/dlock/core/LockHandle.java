@@ -25,7 +25,9 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Unbinds the lock from the thread that acquired it, so it can be released later by whichever
      * thread finishes the work (for example when a {@code CompletableFuture} completes). After this,
-     * the acquiring thread no longer re-enters the lock by asking for the key again.
+     * the acquiring thread no longer re-enters the lock by asking for the key again. A re-entrant
+     * acquisition (the thread already held the key through an outer handle) stays bound to the
+     * thread: detaching it only lets another thread close it, and the outer holder keeps the key.
      */
     LockHandle detachFromThread();
 

@@ -164,6 +164,19 @@ public final class LockManager implements AutoCloseable {
         return watchdog.errors();
     }
 
+    /**
+     * How many renewal calls are in flight now for longer than the leases they carry can afford (a
+     * third of the shortest lease): a stalled store node. Zero when the watchdog keeps up.
+     */
+    public int watchdogStalledCalls() {
+        return watchdog.stalledCalls();
+    }
+
+    /** How many renewal calls overran their deadline since start (each also logged). */
+    public long watchdogStallCount() {
+        return watchdog.stallCount();
+    }
+
     /** How many renewal calls the watchdog has made to the store since start. */
     public long watchdogRenewCallCount() {
         return watchdog.renewCalls();
@@ -205,7 +218,7 @@ public final class LockManager implements AutoCloseable {
         if (current != null) {
             Lease held = current.holder;
             if (held != null && held.ownerThread == Thread.currentThread() && held.reenter()) {
-                return new Attempt(new LeaseHandle(held), null, 0);
+                return new Attempt(new LeaseHandle(held, true), null, 0);
             }
         }
         long start = System.nanoTime();
@@ -245,7 +258,7 @@ public final class LockManager implements AutoCloseable {
             return new Attempt(null, failure, waited.toNanos());
         }
         listener.onAcquired(name, key, lease.fencingToken, waited);
-        return new Attempt(new LeaseHandle(lease), null, 0);
+        return new Attempt(new LeaseHandle(lease, false), null, 0);
     }
 
     /** Waits for this JVM's turn on the key; null when it is ours, otherwise why not. */
@@ -342,11 +355,11 @@ public final class LockManager implements AutoCloseable {
         try {
             abort = abortIf != null && abortIf.getAsBoolean();
         } catch (RuntimeException | Error e) {
-            releaseQuietly(key, owner);
+            releaseQuietly(key, owner, fencingToken);
             throw e;
         }
         if (abort) {
-            releaseQuietly(key, owner);
+            releaseQuietly(key, owner, fencingToken);
             return LockNotAcquiredException.Reason.ABORTED;
         }
         gate.holder = lease;
@@ -359,9 +372,9 @@ public final class LockManager implements AutoCloseable {
         return lease;
     }
 
-    private void releaseQuietly(String key, String owner) {
+    private void releaseQuietly(String key, String owner, long fencingToken) {
         try {
-            backend.release(key, owner);
+            backend.release(key, owner, fencingToken);
         } catch (RuntimeException e) {
             log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
         }
@@ -436,7 +449,7 @@ public final class LockManager implements AutoCloseable {
         ReleaseResult result = null;
         RuntimeException failure = null;
         try {
-            result = backend.release(lease.key, lease.owner);
+            result = backend.release(lease.key, lease.owner, lease.fencingToken);
         } catch (RuntimeException e) {
             failure = e;
         } finally {

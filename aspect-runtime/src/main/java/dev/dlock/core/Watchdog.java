@@ -84,6 +84,14 @@ final class Watchdog {
         return errors.get();
     }
 
+    int stalledCalls() {
+        return 0;
+    }
+
+    long stallCount() {
+        return 0;
+    }
+
     long renewCalls() {
         return renewCalls.get();
     }

@@ -1,5 +1,6 @@
 package dev.dlock.bench;
 
+import dev.dlock.core.AcquireResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.redis.RedisLockBackend;
@@ -41,8 +42,9 @@ final class LockPairs implements AutoCloseable {
     /** The Redis backend alone, without the engine: what the scripts cost against the raw baseline. */
     Object backendOnly(String key) {
         String owner = ownerPrefix + ownerSequence.incrementAndGet();
-        backend.tryAcquire(key, owner, 30_000);
-        return backend.release(key, owner);
+        AcquireResult acquired = backend.tryAcquire(key, owner, 30_000);
+        long token = acquired instanceof AcquireResult.Acquired granted ? granted.fencingToken() : 0;
+        return backend.release(key, owner, token);
     }
 
     /** Raw Jedis: SET NX PX with an owner token, then the compare-and-delete script. */

@@ -52,6 +52,7 @@ public final class RedisLockBackend implements LockBackend {
     private static final String STANDALONE_GROUP = "";
     private static final long ACQUIRED = 1;
     private static final long RELEASED = 1;
+    private static final long ALREADY_FREE = 2;
     private static final String SHARDED_PUBLISH = "sharded";
     private static final String CLASSIC_PUBLISH = "classic";
 
@@ -180,12 +181,12 @@ public final class RedisLockBackend implements LockBackend {
     private record AcquireWithWait(Object reply, long acknowledged) {
     }
 
-    /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it. */
+    /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it; {@code ALREADY_FREE} when repeated. */
     @Override
-    public ReleaseResult release(String key, String owner) {
+    public ReleaseResult release(String key, String owner, long fencingToken) {
         requireOwner(owner);
         try {
-            return releaseOnce(key, owner);
+            return releaseOnce(key, owner, fencingToken);
         } catch (JedisException e) {
             throw failure("release", key, e);
         }
@@ -310,15 +311,17 @@ public final class RedisLockBackend implements LockBackend {
         releaseNotices.close();
     }
 
-    private ReleaseResult releaseOnce(String key, String owner) {
+    private ReleaseResult releaseOnce(String key, String owner, long fencingToken) {
         String publish = usesShardedPubSub() ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
-        Object reply = RELEASE.run(client, List.of(keys.lockKey(key), keys.releaseChannel(key)), List.of(owner, publish));
-        return toLong(reply) == RELEASED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
+        Object reply = RELEASE.run(client, List.of(keys.lockKey(key), keys.releaseChannel(key), keys.counterKey(key)),
+                List.of(owner, publish, Long.toString(fencingToken)));
+        long code = toLong(reply);
+        return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
     }
 
     private void releaseQuietly(String key, String owner) {
         try {
-            releaseOnce(key, owner);
+            releaseOnce(key, owner, 0);
         } catch (RuntimeException e) {
             log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
         }

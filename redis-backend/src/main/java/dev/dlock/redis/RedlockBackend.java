@@ -160,7 +160,7 @@ public final class RedlockBackend implements LockBackend {
                 mayHoldIt.add(nodes.get(i));
             }
         }
-        onNodes(mayHoldIt, node -> node.release(key, owner), operationTimeoutNanos);
+        onNodes(mayHoldIt, node -> node.release(key, owner, 0), operationTimeoutNanos);
         int answered = granted.size() + held;
         if (answered < quorum) {
             throw new LockBackendException("Redlock tryAcquire of key '" + key + "': only " + answered + " of "
@@ -176,15 +176,15 @@ public final class RedlockBackend implements LockBackend {
 
     /** Releases on every master; {@code RELEASED} when a quorum still held the key for {@code owner}. */
     @Override
-    public ReleaseResult release(String key, String owner) {
+    public ReleaseResult release(String key, String owner, long fencingToken) {
         RedisLockBackend.requireOwner(owner);
-        List<Answer<ReleaseResult>> answers = onEveryNode(node -> node.release(key, owner), operationTimeoutNanos);
+        List<Answer<ReleaseResult>> answers = onEveryNode(node -> node.release(key, owner, fencingToken), operationTimeoutNanos);
         int released = 0;
         int answered = 0;
         for (Answer<ReleaseResult> answer : answers) {
             if (answer.value != null) {
                 answered++;
-                if (answer.value == ReleaseResult.RELEASED) {
+                if (answer.value != ReleaseResult.NOT_OWNER) {
                     released++;
                 }
             }

@@ -1,7 +1,12 @@
 -- Deletes the lock only when the caller still owns it, and tells waiters it is free.
--- KEYS[1] lock key, KEYS[2] release notice channel (same hash tag: a cluster script declares every key it touches)
--- ARGV[1] owner token, ARGV[2] 'sharded' to publish with SPUBLISH (Redis 7+ cluster), anything else for PUBLISH
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- KEYS[1] lock key, KEYS[2] release notice channel, KEYS[3] fencing counter (one hash tag: a cluster
+-- script declares every key it touches)
+-- ARGV[1] owner token, ARGV[2] 'sharded' to publish with SPUBLISH (Redis 7+ cluster), anything else for PUBLISH,
+-- ARGV[3] the fencing token the owner's acquisition got
+-- Returns 1 released now, 2 already free with no acquisition after the owner's (a repeated release),
+-- 0 gone after another acquisition or with the counter lost, -1 held by another owner.
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] == 'sharded' then
     redis.call('SPUBLISH', KEYS[2], 'released')
@@ -9,5 +14,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     redis.call('PUBLISH', KEYS[2], 'released')
   end
   return 1
+end
+if current then
+  return -1
+end
+if redis.call('GET', KEYS[3]) == ARGV[3] then
+  return 2
 end
 return 0

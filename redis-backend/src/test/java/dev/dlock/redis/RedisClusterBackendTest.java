@@ -68,7 +68,7 @@ class RedisClusterBackendTest {
             assertThat(backend.tryAcquire("a}b {c}", "you", 10_000)).isInstanceOf(AcquireResult.Held.class);
             assertThat(backend.renew(List.of(new LeaseRenewal("a}b {c}", "me", 20_000))))
                     .containsExactly(RenewalResult.RENEWED);
-            assertThat(backend.release("a}b {c}", "me")).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release("a}b {c}", "me", 0)).isEqualTo(ReleaseResult.RELEASED);
 
             admin.scriptFlush();
             long second = ((AcquireResult.Acquired) backend.tryAcquire("a}b {c}", "you", 10_000)).fencingToken();
@@ -95,7 +95,7 @@ class RedisClusterBackendTest {
                     .subscribe("order-9", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire("order-9", "a", 10_000);
-                backend.release("order-9", "a");
+                backend.release("order-9", "a", 0);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }
         }

@@ -45,7 +45,7 @@ class RedisFailureTest {
                     .hasMessageContaining("tryAcquire")
                     .hasMessageContaining("order-1")
                     .hasCauseInstanceOf(redis.clients.jedis.exceptions.JedisConnectionException.class);
-            assertThatThrownBy(() -> backend.release("order-1", "a"))
+            assertThatThrownBy(() -> backend.release("order-1", "a", 0))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("release");
             assertThatThrownBy(() -> backend.renew(List.of(new LeaseRenewal("order-1", "a", 1_000))))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("renew");

@@ -83,14 +83,14 @@ class RedisLockBackendTest {
             long token = acquiredToken(backend.tryAcquire("order-2", "owner-" + i, 10_000));
             assertThat(token).isGreaterThan(previous);
             previous = token;
-            assertThat(backend.release("order-2", "owner-" + i)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release("order-2", "owner-" + i, 0)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
     @Test
     void fencingTokensStillIncreaseAfterTheCounterIsDeleted() {
         long before = acquiredToken(backend.tryAcquire("order-3", "a", 10_000));
-        backend.release("order-3", "a");
+        backend.release("order-3", "a", 0);
         try (Jedis admin = server.admin()) {
             admin.del(keys.counterKey("order-3"));
         }
@@ -106,9 +106,9 @@ class RedisLockBackendTest {
             long previous = 0;
             for (int round = 0; round < 3; round++) {
                 long first = acquiredToken(shortCounter.tryAcquire("order-4", "a", 10_000));
-                shortCounter.release("order-4", "a");
+                shortCounter.release("order-4", "a", 0);
                 long second = acquiredToken(shortCounter.tryAcquire("order-4", "b", 10_000));
-                shortCounter.release("order-4", "b");
+                shortCounter.release("order-4", "b", 0);
                 assertThat(first).isGreaterThan(previous);
                 assertThat(second).isGreaterThan(first);
                 previous = second;
@@ -130,17 +130,17 @@ class RedisLockBackendTest {
     @Test
     void releaseByTheOwnerDeletesTheKey() {
         backend.tryAcquire("order-6", "a", 10_000);
-        assertThat(backend.release("order-6", "a")).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release("order-6", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         try (Jedis admin = server.admin()) {
             assertThat(admin.exists(keys.lockKey("order-6"))).isFalse();
         }
-        assertThat(backend.release("order-6", "a")).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release("order-6", "a", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
     void releaseByAnotherOwnerDeletesNothing() {
         backend.tryAcquire("order-7", "a", 10_000);
-        assertThat(backend.release("order-7", "b")).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release("order-7", "b", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
         try (Jedis admin = server.admin()) {
             assertThat(admin.get(keys.lockKey("order-7"))).isEqualTo("a");
         }
@@ -193,14 +193,14 @@ class RedisLockBackendTest {
         try (Jedis admin = server.admin()) {
             admin.scriptFlush();
         }
-        assertThat(backend.release("flushed", "a")).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release("flushed", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Test
     void successfulAcquireRunsOnlySetAndIncrInsideOneEvalsha() {
         backend.tryAcquire("warm-up", "a", 10_000);
         backend.tryAcquire("hot", "a", 10_000);
-        backend.release("hot", "a");
+        backend.release("hot", "a", 0);
         Map<String, Long> before = server.commandCalls();
         long totalBefore = server.totalCommandCalls();
 
@@ -220,7 +220,7 @@ class RedisLockBackendTest {
         assertThat(backend.tryAcquire(key, "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(backend.tryAcquire(key, "b", 10_000)).isInstanceOf(AcquireResult.Held.class);
         assertThat(backend.renew(List.of(new LeaseRenewal(key, "a", 20_000)))).containsExactly(RenewalResult.RENEWED);
-        assertThat(backend.release(key, "a")).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(key, "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         try (Jedis admin = server.admin()) {
             assertThat(admin.get(keys.lockKey(key))).isNull();
         }

@@ -55,7 +55,7 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.isActive()).isTrue();
 
             backend.tryAcquire("order-1", "a", 10_000);
-            backend.release("order-1", "a");
+            backend.release("order-1", "a", 0);
 
             assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         }
@@ -70,9 +70,9 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
             assertThat(otherSubscription.awaitActive(BOUND)).isTrue();
             backend.tryAcquire("mine", "a", 10_000);
-            backend.release("mine", "not-the-owner");
+            backend.release("mine", "not-the-owner", 0);
             backend.tryAcquire("other", "a", 10_000);
-            backend.release("other", "a");
+            backend.release("other", "a", 0);
 
             // Messages on one connection arrive in order: once "other" is seen, "mine" would have been seen too.
             assertThat(other.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -92,7 +92,7 @@ class RedisReleaseNoticesTest {
             assertThat(second.awaitActive(BOUND)).isTrue();
 
             backend.tryAcquire("shared", "a", 10_000);
-            backend.release("shared", "a");
+            backend.release("shared", "a", 0);
 
             assertThat(both.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             // The subscriber survived the throwing listener.
@@ -100,7 +100,7 @@ class RedisReleaseNoticesTest {
             try (Subscription third = notices.subscribe("shared", again::countDown)) {
                 assertThat(third.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire("shared", "b", 10_000);
-                backend.release("shared", "b");
+                backend.release("shared", "b", 0);
                 assertThat(again.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }
         }
@@ -175,7 +175,7 @@ class RedisReleaseNoticesTest {
             assertThat(calls).hasValue(2);
 
             RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire("order-3", "a", 10_000));
-            RedisTestSupport.retrying(BOUND, () -> backend.release("order-3", "a"));
+            RedisTestSupport.retrying(BOUND, () -> backend.release("order-3", "a", 0));
 
             assertThat(releasedAfterRestart.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
                     .as("release notice after restart").isTrue();

@@ -68,7 +68,7 @@ class SentinelTopologyTest {
             }
             assertThat(backend.tryAcquire("wait-ok", "you", 10_000)).as("a held key needs no WAIT")
                     .isInstanceOf(AcquireResult.Held.class);
-            backend.release("wait-ok", "me");
+            backend.release("wait-ok", "me", 0);
         }
     }
 

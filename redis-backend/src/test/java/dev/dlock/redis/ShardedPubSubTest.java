@@ -162,7 +162,7 @@ class ShardedPubSubTest {
             assertThat(shardSubscribers(promoted, channel)).isEqualTo(1);
 
             RedisTestSupport.retrying(BOUND, () -> holderBackend.tryAcquire(key, "holder", 30_000));
-            holderBackend.release(key, "holder");
+            holderBackend.release(key, "holder", 0);
             await("the release on the promoted replica reaches the listener", BOUND, () -> calls.get() == 3);
         }
     }

@@ -223,7 +223,7 @@ public abstract class LockBackendContractTest {
         LockManager other = manager();
         RecordingBackend stranger = newBackend();
         try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
-            assertThat(stranger.release(key, "not-the-owner")).isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(stranger.release(key, "not-the-owner", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
             assertThat(other.tryAcquire(key)).as("still held after a stranger's release").isEmpty();
             assertThat(lock.isHeld()).isTrue();
         }

@@ -56,9 +56,9 @@ public final class RecordingBackend implements LockBackend {
     }
 
     @Override
-    public ReleaseResult release(String key, String owner) {
+    public ReleaseResult release(String key, String owner, long fencingToken) {
         releases.incrementAndGet();
-        return delegate.release(key, owner);
+        return delegate.release(key, owner, fencingToken);
     }
 
     @Override

@@ -19,15 +19,20 @@ final class Lease {
     final Object renewalGroup;
     final long acquiredAtNanos;
 
-    /** Conservative local estimate of when the store lets the lease run out: send time of the last successful write + lease. */
+    /**
+     * Conservative local estimate of when the store lets the lease run out: send time of the last
+     * confirmed write + lease. Before it, the store cannot have let the key go; after it, it may have.
+     */
     volatile long expiresAtNanos;
     volatile Thread ownerThread;
-    volatile LockState state = LockState.HELD;
     volatile String lostReason;
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
     volatile Watchdog.Slot slot;
+    /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
+    boolean renewing;
 
+    private volatile LockState state = LockState.HELD;
     private int holds = 1;
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, String owner, long fencingToken,
@@ -50,29 +55,54 @@ final class Lease {
         return TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
     }
 
-    boolean isHeld() {
-        return state == LockState.HELD && (watched || System.nanoTime() - expiresAtNanos < 0);
+    /** True until the local expiry estimate: the store cannot have let the key go yet. */
+    boolean surelyLive(long nowNanos) {
+        return nowNanos - expiresAtNanos < 0;
     }
 
-    /** Counts one more re-entrant hold; false when the lease was released meanwhile. A lost lease cannot be re-entered. */
+    boolean isHeld() {
+        return state == LockState.HELD && surelyLive(System.nanoTime());
+    }
+
+    /** The state as the holder sees it: a held lease whose expiry passed unconfirmed may be gone, so it reads LOST. */
+    LockState state() {
+        LockState current = state;
+        return current == LockState.HELD && !surelyLive(System.nanoTime()) ? LockState.LOST : current;
+    }
+
+    /** The recorded state, without the expiry view. */
+    LockState recordedState() {
+        return state;
+    }
+
+    /**
+     * Counts one more re-entrant hold; false when the lease was released meanwhile. A lost lease, or
+     * one whose expiry passed without a confirmed renewal, cannot be re-entered without a store call.
+     */
     synchronized boolean reenter() {
+        if (state == LockState.RELEASED) {
+            return false;
+        }
         if (state == LockState.LOST) {
             throw new LockLostException(lockName, key, lostReason);
         }
-        if (state == LockState.RELEASED) {
-            return false;
+        if (!surelyLive(System.nanoTime())) {
+            throw new LockLostException(lockName, key, watched
+                    ? "re-entry refused: no renewal of the " + leaseMillis + " ms lease was confirmed in time, so the store may have let the key go"
+                    : "re-entry refused: the fixed lease of " + leaseMillis + " ms ran out");
         }
         holds++;
         return true;
     }
 
-    /** Drops one hold; true when it was the last one and the key must be released. */
-    synchronized boolean dropHold() {
-        return --holds == 0;
-    }
-
-    /** Marks the lease released; returns the state it had (HELD or LOST). */
-    synchronized LockState finish() {
+    /**
+     * Drops one hold. When it was the last, marks the lease released in the same step — so that no
+     * re-entry can slip in between — and returns the state it had (HELD or LOST); otherwise null.
+     */
+    synchronized LockState dropHold() {
+        if (--holds > 0) {
+            return null;
+        }
         LockState before = state;
         state = LockState.RELEASED;
         return before;
@@ -88,7 +118,7 @@ final class Lease {
         return true;
     }
 
-    /** Records a successful renewal sent at {@code sentAtNanos}; false when the lease is no longer held. */
+    /** Records a renewal sent at {@code sentAtNanos} and confirmed; false when the lease is no longer held. */
     synchronized boolean renewed(long sentAtNanos) {
         if (state != LockState.HELD) {
             return false;

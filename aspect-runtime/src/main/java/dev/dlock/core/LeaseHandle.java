@@ -40,7 +40,7 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public LockState state() {
-        return closed == 0 ? lease.state : LockState.RELEASED;
+        return closed == 0 ? lease.state() : LockState.RELEASED;
     }
 
     @Override

@@ -47,6 +47,10 @@ public final class LockManager implements AutoCloseable {
     private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int RELEASE_ATTEMPTS = 10;
+    private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final LockBackend backend;
     private final Optional<ReleaseNotices> notices;
@@ -148,7 +152,7 @@ public final class LockManager implements AutoCloseable {
                 held.add(new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
                         Duration.ofNanos(now - lease.acquiredAtNanos),
                         Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
-                        lease.fencingToken, lease.watched, lease.state));
+                        lease.fencingToken, lease.watched, lease.state()));
             }
         }
         return held;
@@ -247,7 +251,7 @@ public final class LockManager implements AutoCloseable {
         } finally {
             if (lease == null) {
                 if (passed) {
-                    gate.permit.release();
+                    gate.leave();
                 }
                 leaveGate(key, gate);
             }
@@ -261,27 +265,10 @@ public final class LockManager implements AutoCloseable {
         return new Attempt(new LeaseHandle(lease, false), null, 0);
     }
 
-    /** Waits for this JVM's turn on the key; null when it is ours, otherwise why not. */
+    /** Waits for this JVM's turn on the key, keeping its arrival place; null when it is ours, otherwise why not. */
     private static LockNotAcquiredException.Reason passGate(KeyGate gate, LockRequest request, long deadline) {
-        BooleanSupplier abortIf = request.abortIf();
-        long slice = abortIf == null ? Long.MAX_VALUE : request.abortCheckInterval().toNanos();
         try {
-            // A timed tryAcquire honours the queue's fairness; the untimed one would barge.
-            if (gate.permit.tryAcquire(0, TimeUnit.NANOSECONDS)) {
-                return null;
-            }
-            while (true) {
-                if (abortIf != null && abortIf.getAsBoolean()) {
-                    return LockNotAcquiredException.Reason.ABORTED;
-                }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return LockNotAcquiredException.Reason.TIMEOUT;
-                }
-                if (gate.permit.tryAcquire(Math.min(remaining, slice), TimeUnit.NANOSECONDS)) {
-                    return null;
-                }
-            }
+            return gate.enter(deadline, request.abortIf(), request.abortCheckInterval().toNanos());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return LockNotAcquiredException.Reason.INTERRUPTED;
@@ -307,6 +294,10 @@ public final class LockManager implements AutoCloseable {
                 AcquireResult result = backend.tryAcquire(key, owner, leaseMillis);
                 if (result instanceof AcquireResult.Acquired acquired) {
                     return held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    // The store call saw the interrupt (a fan-out gives up and releases what it took).
+                    return LockNotAcquiredException.Reason.INTERRUPTED;
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
@@ -364,6 +355,7 @@ public final class LockManager implements AutoCloseable {
         }
         gate.holder = lease;
         if (watched) {
+            watchdog.ensureRunning();
             watchedLeases.incrementAndGet();
             synchronized (lease) {
                 watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
@@ -436,10 +428,10 @@ public final class LockManager implements AutoCloseable {
     // ---------------------------------------------------------------- release and lease loss
 
     void release(Lease lease) {
-        if (!lease.dropHold()) {
+        LockState before = lease.dropHold();
+        if (before == null) {
             return;
         }
-        LockState before = lease.finish();
         if (lease.watched) {
             watchdog.cancel(lease);
             if (before == LockState.HELD) {
@@ -447,24 +439,26 @@ public final class LockManager implements AutoCloseable {
             }
         }
         ReleaseResult result = null;
-        RuntimeException failure = null;
+        LockBackendException unknownOutcome = null;
         try {
-            result = backend.release(lease.key, lease.owner, lease.fencingToken);
-        } catch (RuntimeException e) {
-            failure = e;
+            result = releaseInStore(lease);
+        } catch (LockBackendException e) {
+            unknownOutcome = e;
         } finally {
             KeyGate gate = lease.gate;
             if (gate.holder == lease) {
                 gate.holder = null;
             }
-            gate.permit.release();
+            gate.leave();
             leaveGate(lease.key, gate);
             listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
         }
         String lostBecause = null;
         if (before == LockState.LOST) {
             lostBecause = lease.lostReason;
-        } else if (result == ReleaseResult.NOT_OWNER) {
+        } else if (result == ReleaseResult.NOT_OWNER
+                || (result == ReleaseResult.ALREADY_FREE && !lease.surelyLive(System.nanoTime()))) {
+            // ALREADY_FREE while the lease surely lived can only be our own earlier attempt, whose reply was lost.
             lostBecause = lease.watched
                     ? "at release the key was gone or held by another owner"
                     : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
@@ -472,16 +466,56 @@ public final class LockManager implements AutoCloseable {
         }
         if (lostBecause != null) {
             LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
-            if (failure != null) {
-                lost.addSuppressed(failure);
+            if (unknownOutcome != null) {
+                lost.addSuppressed(unknownOutcome);
             }
             if (leaseLostPolicy == LeaseLostPolicy.THROW) {
                 throw lost;
             }
             log.warn("{}", lost.getMessage());
         }
-        if (failure != null) {
-            throw failure;
+        if (unknownOutcome != null) {
+            throw unknownOutcome;
+        }
+    }
+
+    /**
+     * Releases in the store, repeating a failed call on a fresh connection for a short while: the
+     * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
+     * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
+     */
+    private ReleaseResult releaseInStore(Lease lease) {
+        long start = System.nanoTime();
+        long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
+        LockBackendException first = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return backend.release(lease.key, lease.owner, lease.fencingToken);
+            } catch (LockBackendException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+                boolean outOfTime = System.nanoTime() - start + backoff > RELEASE_RETRY_BUDGET_NANOS;
+                if (attempt >= RELEASE_ATTEMPTS || outOfTime || !pauseBeforeRetry(backoff)) {
+                    throw new LockBackendException("dlock could not release " + lease + " after " + attempt
+                            + " attempts; the outcome is unknown: the lease may have been lost before the release, and "
+                            + "if the key is still held it expires in the store on its own (" + e.getMessage() + ")", first);
+                }
+                backoff = Math.min(backoff * 2, RELEASE_RETRY_MAX_BACKOFF_NANOS);
+            }
+        }
+    }
+
+    /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */
+    private static boolean pauseBeforeRetry(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

@@ -16,10 +16,13 @@ public interface LockHandle extends AutoCloseable {
     /** A number larger than every fencing token issued before for this key; pass it to the resources you guard. */
     long fencingToken();
 
-    /** True while the lease is held: not released, not lost, and (for a fixed lease) not yet run out. */
+    /**
+     * True while the store cannot have let the key go: not released, not lost, and within the lease
+     * counted from the last write the store confirmed (the acquire, or the last renewal answered).
+     */
     boolean isHeld();
 
-    /** The lease's current state. */
+    /** The lease's current state; a held lease whose expiry passed without a confirmed renewal reads {@link LockState#LOST}. */
     LockState state();
 
     /**
@@ -35,7 +38,8 @@ public interface LockHandle extends AutoCloseable {
      * Releases this acquisition.
      *
      * @throws LockLostException if the lease was lost meanwhile and the policy is {@link LeaseLostPolicy#THROW}
-     * @throws LockBackendException if the store could not be told; the lease is no longer renewed and expires
+     * @throws LockBackendException if the store could not be told after retrying on fresh connections: the
+     *         outcome is unknown (the lease may have been lost before), the key is no longer renewed and expires
      * @throws IllegalStateException if the handle was already closed
      */
     @Override

@@ -27,7 +27,8 @@ import java.util.function.BooleanSupplier;
  * }
  * }</pre>
  *
- * <p>Re-entry by the thread that holds a key costs no store call. Within one JVM, threads asking
+ * <p>Re-entry by the thread that holds a key costs no store call while the lease surely lives in the
+ * store; re-entering a lease that may have run out throws {@link LockLostException}. Within one JVM, threads asking
  * for the same key queue locally in arrival order and only the first of them talks to the store;
  * that one waits for a release notice or the holder's remaining lease, never spinning.
  */
@@ -89,6 +90,7 @@ public final class LockManager implements AutoCloseable {
      * @throws LockNotAcquiredException when the wait expires or the thread is interrupted
      * @throws LockBackendException when the store cannot be reached
      * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     * @throws LockLostException when the thread re-enters a lease of its own that may have run out
      */
     public LockHandle acquire(String key, Duration waitTime) {
         return acquire(LockRequest.builder(key).waitTime(waitTime).build());
@@ -100,6 +102,7 @@ public final class LockManager implements AutoCloseable {
      * @throws LockNotAcquiredException when the wait expires, the abort condition holds, or the thread is interrupted
      * @throws LockBackendException when the store cannot be reached
      * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     * @throws LockLostException when the thread re-enters a lease of its own that may have run out
      */
     public LockHandle acquire(LockRequest request) {
         Attempt attempt = attempt(request);

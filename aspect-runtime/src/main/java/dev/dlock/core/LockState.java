@@ -6,6 +6,6 @@ public enum LockState {
     HELD,
     /** Released by its holder. */
     RELEASED,
-    /** The lease ended before release: expired, deleted, taken over, or not renewable. */
+    /** The lease ended, or may have ended, before release: expired, deleted, taken over, or no renewal confirmed in time. */
     LOST
 }

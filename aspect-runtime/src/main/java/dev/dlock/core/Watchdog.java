@@ -12,9 +12,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.DelayQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * leases never pile up in the queue. When slots fall due the thread drains every due slot, tops up
  * the last partial batch with leases due soon (renewing early is harmless, and it keeps the number
  * of store calls per round near leases / batch size), and hands them to their node's
- * {@link LockBackend#renewalGroup renewal group}. A group runs one call at a time on a thread of its
- * own; leases that fall due meanwhile wait for that call to finish.
+ * {@link LockBackend#renewalGroup renewal group}. A group runs one call at a time on one of a bounded
+ * set of renewer threads; leases that fall due meanwhile wait for that call to finish.
  *
  * <p>A lease handed to a call also waits in the slot of its expiry: if no answer confirmed a renewal
  * by then, the store may have let the key go, and the lease is reported lost at once instead of
@@ -45,6 +45,8 @@ final class Watchdog {
     private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How often the scheduling thread looks for stalled calls when no slot falls due. */
     private static final long STALL_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The most renewal calls in flight at once, across all nodes. */
+    private static final int MAX_RENEWER_THREADS = 16;
 
     private final LockManager manager;
     private final LockBackend backend;
@@ -69,12 +71,16 @@ final class Watchdog {
         this.coalesceNanos = coalesceNanos;
         this.threadName = threadName;
         AtomicInteger renewerNumber = new AtomicInteger();
-        // One thread per node with a call in flight at most: no queue, and idle threads go away.
-        this.renewers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
-            Thread renewer = new Thread(task, threadName + "-renewer-" + renewerNumber.incrementAndGet());
-            renewer.setDaemon(true);
-            return renewer;
-        });
+        // One call in flight per node; a bounded number of threads, so a backend with many groups
+        // cannot flood its own connection pool. Idle threads go away.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(MAX_RENEWER_THREADS, MAX_RENEWER_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), task -> {
+                    Thread renewer = new Thread(task, threadName + "-renewer-" + renewerNumber.incrementAndGet());
+                    renewer.setDaemon(true);
+                    return renewer;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        this.renewers = pool;
         startThread();
     }
 

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
@@ -35,14 +36,11 @@ import java.util.function.UnaryOperator;
  * woven by AspectJ: reads the cached metadata, resolves the keys, acquires, runs the method,
  * releases on every exit path, and applies the failure strategy.
  *
- * <p>Release outcomes after the method ran:
- * <ul>
- *   <li>The lease was lost meanwhile: the {@code LockLostException} of the lock manager propagates
- *       (when the method itself threw, it is added to the method's exception as suppressed).</li>
- *   <li>The store could not be told ({@code LockBackendException}): a warning is logged and the
- *       method's result is returned. The work was done under the lock; the key's lease is no
- *       longer renewed and runs out on its own.</li>
- * </ul>
+ * <p>Release outcomes after the method ran: when the lease was lost meanwhile
+ * ({@code LockLostException}) or the release's outcome is unknown ({@code LockBackendException}: the
+ * lease may have been lost without anyone being told), the caller gets that exception instead of the
+ * method's result (thrown, or as the failure of the async result). When the method itself failed,
+ * its exception stays what the caller gets, with the release problem added as suppressed.
  * Thread-safe; one instance serves every locked method.
  */
 public class LockAspectSupport {
@@ -125,7 +123,7 @@ public class LockAspectSupport {
             return onFailure(call, e);
         }
         Object result = runLocked(call, held);
-        RuntimeException releaseProblem = releaseAll(call.operation(), held, null);
+        RuntimeException releaseProblem = releaseAll(held);
         if (releaseProblem != null) {
             throw releaseProblem;
         }
@@ -149,19 +147,18 @@ public class LockAspectSupport {
             throw e;
         }
         Object result = runLocked(call, held);
-        for (LockHandle handle : held) {
-            handle.detachFromThread();
-        }
         if (result == null) {
-            RuntimeException releaseProblem = releaseAll(call.operation(), held, null);
+            RuntimeException releaseProblem = releaseAll(held);
             if (releaseProblem != null) {
                 throw releaseProblem;
             }
             return null;
         }
+        detachFromThread(held);
         CompletionStage<?> stage = (CompletionStage<?>) result;
         if (!futureCompatible) {
-            stage.whenComplete((value, failure) -> releaseLogged(call.operation(), held, failure));
+            // The method's own stage type is returned as it is: nobody can be handed a release problem.
+            stage.whenComplete((value, failure) -> logUnreported(call.operation(), releaseAll(held)));
             return stage;
         }
         // A future of our own, completed after the release: the caller sees completion only once the
@@ -169,13 +166,17 @@ public class LockAspectSupport {
         // returned future cannot skip it.
         CompletableFuture<Object> released = new CompletableFuture<>();
         stage.whenComplete((value, failure) -> {
-            RuntimeException problem = releaseLogged(call.operation(), held, failure);
-            if (failure != null) {
-                released.completeExceptionally(failure);
-            } else if (problem != null) {
-                released.completeExceptionally(problem);
-            } else {
+            RuntimeException problem = releaseAll(held);
+            Throwable outcome = failure != null ? failure : problem;
+            if (failure != null && problem != null) {
+                // get() and join() unwrap a CompletionException: the problem goes where the caller looks.
+                Throwable seen = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                seen.addSuppressed(problem);
+            }
+            if (outcome == null) {
                 released.complete(value);
+            } else if (!released.completeExceptionally(outcome)) {
+                logUnreported(call.operation(), problem);
             }
         });
         if (stage instanceof CompletableFuture<?> original) {
@@ -188,14 +189,25 @@ public class LockAspectSupport {
         return released;
     }
 
-    /** Releases after an async result ended; a release problem is logged and returned (null when none). */
-    RuntimeException releaseLogged(LockOperation operation, List<LockHandle> held, Throwable failure) {
-        RuntimeException problem = releaseAll(operation, held, failure);
+    /**
+     * Hands the locks of a call whose result is still pending over to that result: the calling thread
+     * no longer re-enters them. Called only after the method body ran, so that locked calls the body
+     * makes on the same key re-enter. A handle that re-entered a key the thread already held outside
+     * stays bound to the thread ({@link LockHandle#detachFromThread()}), so the outer holder keeps its
+     * re-entry.
+     */
+    static void detachFromThread(List<LockHandle> held) {
+        for (LockHandle handle : held) {
+            handle.detachFromThread();
+        }
+    }
+
+    /** Logs a release problem of an async result that nobody is left to receive (cancelled, or a stage type of the method's own). */
+    void logUnreported(LockOperation operation, RuntimeException problem) {
         if (problem != null) {
             log.warn("dlock: releasing lock '{}' after the async result of {} ended failed", operation.lockName(),
                     operation.describe(), problem);
         }
-        return problem;
     }
 
     /** Runs the method with the {@link LockContext} bound; if it throws, releases everything and rethrows. */
@@ -206,10 +218,7 @@ public class LockAspectSupport {
         } catch (Throwable methodFailure) {
             context.exit();
             context = null;
-            RuntimeException releaseProblem = releaseAll(call.operation(), held, methodFailure);
-            if (releaseProblem != null) {
-                methodFailure.addSuppressed(releaseProblem);
-            }
+            releaseAfterFailure(held, methodFailure);
             throw methodFailure;
         } finally {
             if (context != null) {
@@ -218,22 +227,25 @@ public class LockAspectSupport {
         }
     }
 
+    /** Releases after the method (or an acquisition) failed: the failure stays, a release problem is added to it as suppressed. */
+    static void releaseAfterFailure(List<LockHandle> held, Throwable failure) {
+        RuntimeException releaseProblem = releaseAll(held);
+        if (releaseProblem != null) {
+            failure.addSuppressed(releaseProblem);
+        }
+    }
+
     /**
-     * Releases every handle, last acquired first. Returns what must reach the caller (a lost lease,
-     * a misuse), null when nothing; a store failure is logged, and added to {@code methodFailure}
-     * when the method failed, but never replaces the method's outcome.
+     * Releases every handle, last acquired first, and returns what the caller must get instead of a
+     * successful result, null when every release went through: a lost lease ({@code LockLostException}),
+     * a release whose outcome is unknown ({@code LockBackendException}), a misuse. Later problems are
+     * added to the first as suppressed.
      */
-    RuntimeException releaseAll(LockOperation operation, List<LockHandle> held, Throwable methodFailure) {
+    static RuntimeException releaseAll(List<LockHandle> held) {
         RuntimeException surfaced = null;
         for (int i = held.size() - 1; i >= 0; i--) {
             try {
                 held.get(i).close();
-            } catch (LockBackendException e) {
-                log.warn("dlock: could not release lock '{}' key '{}' after {} ran; the lease is no longer renewed and expires on its own",
-                        operation.lockName(), held.get(i).key(), operation.describe(), e);
-                if (methodFailure != null) {
-                    methodFailure.addSuppressed(e);
-                }
             } catch (RuntimeException e) {
                 if (surfaced == null) {
                     surfaced = e;
@@ -281,10 +293,7 @@ public class LockAspectSupport {
             }
             return held;
         } catch (RuntimeException | Error e) {
-            RuntimeException releaseProblem = releaseAll(operation, held, e);
-            if (releaseProblem != null) {
-                e.addSuppressed(releaseProblem);
-            }
+            releaseAfterFailure(held, e);
             throw e;
         }
     }

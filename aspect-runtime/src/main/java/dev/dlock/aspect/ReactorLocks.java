@@ -10,8 +10,10 @@ import java.util.List;
 
 /**
  * Locks for methods returning {@code Mono} or {@code Flux}: the lock is acquired when the result is
- * subscribed, held while it emits, and released when it completes, fails or is cancelled. Loaded
- * only when Reactor is on the classpath.
+ * subscribed, held while it emits, and released when it completes, fails or is cancelled. The
+ * completion reaches the subscriber only after the release, and a release problem (a lost lease, a
+ * release whose outcome is unknown) becomes the publisher's error, or is added as suppressed to its
+ * own error. Loaded only when Reactor is on the classpath.
  *
  * <p>Acquiring may wait, blocking the subscribing thread up to the wait time: subscribe on a
  * scheduler that allows blocking (for example {@code Schedulers.boundedElastic()}) when the wait
@@ -51,31 +53,55 @@ final class ReactorLocks {
         } catch (LockNotAcquiredException e) {
             return failureResult(support, call, e, mono);
         } catch (RuntimeException e) {
-            return mono ? Mono.error(e) : Flux.error(e);
+            return error(e, mono);
         }
-        held.forEach(LockHandle::detachFromThread);
         Object result;
         try {
             result = support.runLocked(call, held);
         } catch (Throwable methodFailure) {
-            return mono ? Mono.error(methodFailure) : Flux.error(methodFailure);
+            return error(methodFailure, mono);
         }
         if (result == null) {
-            RuntimeException problem = support.releaseLogged(call.operation(), held, null);
-            return problem != null ? (mono ? Mono.error(problem) : Flux.error(problem)) : (mono ? Mono.empty() : Flux.empty());
+            RuntimeException problem = LockAspectSupport.releaseAll(held);
+            return problem != null ? error(problem, mono) : (mono ? Mono.empty() : Flux.empty());
         }
+        LockAspectSupport.detachFromThread(held);
+        Mono<List<LockHandle>> locks = Mono.just(held);
         if (mono) {
-            return Mono.using(() -> held, locks -> (Mono<?>) result, locks -> release(support, call, locks), true);
+            return Mono.usingWhen(locks, ignored -> (Mono<?>) result, ReactorLocks::releaseOnComplete,
+                    ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
         }
-        return Flux.using(() -> held, locks -> (Flux<?>) result, locks -> release(support, call, locks), true);
+        return Flux.usingWhen(locks, ignored -> (Flux<?>) result, ReactorLocks::releaseOnComplete,
+                ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
     }
 
-    /** Releases on terminate or cancel; a lost lease becomes the publisher's error (eager cleanup). */
-    private static void release(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held) {
-        RuntimeException problem = support.releaseLogged(call.operation(), held, null);
+    /**
+     * Releases before the completion reaches the subscriber; a release problem becomes the
+     * publisher's error instead. Thrown rather than returned as {@code Mono.error}, which
+     * {@code usingWhen} would wrap in an exception of its own.
+     */
+    private static Mono<Void> releaseOnComplete(List<LockHandle> held) {
+        RuntimeException problem = LockAspectSupport.releaseAll(held);
         if (problem != null) {
             throw problem;
         }
+        return Mono.empty();
+    }
+
+    /** Releases after the publisher failed: its error stays, a release problem is added to it as suppressed. */
+    private static Mono<Void> releaseOnError(List<LockHandle> held, Throwable failure) {
+        LockAspectSupport.releaseAfterFailure(held, failure);
+        return Mono.empty();
+    }
+
+    /** Releases after the subscriber cancelled: nobody is left to receive a release problem, so it is logged. */
+    private static Mono<Void> releaseOnCancel(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held) {
+        support.logUnreported(call.operation(), LockAspectSupport.releaseAll(held));
+        return Mono.empty();
+    }
+
+    private static <T> Publisher<T> error(Throwable failure, boolean mono) {
+        return mono ? Mono.error(failure) : Flux.error(failure);
     }
 
     private static Publisher<?> failureResult(LockAspectSupport support, LockAspectSupport.Call call,
@@ -87,7 +113,7 @@ final class ReactorLocks {
             }
             return (Publisher<?>) value;
         } catch (Throwable e) {
-            return mono ? Mono.error(e) : Flux.error(e);
+            return error(e, mono);
         }
     }
 }

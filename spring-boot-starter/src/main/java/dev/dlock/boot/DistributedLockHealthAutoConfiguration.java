@@ -11,8 +11,8 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
 /**
- * The {@code dlock} health indicator pinging the lock store, when Spring Boot's health support is
- * present; off with {@code management.health.dlock.enabled=false}.
+ * The {@code dlock} health indicator (store reachable, watchdog not stalled), when Spring Boot's
+ * health support is present; off with {@code management.health.dlock.enabled=false}.
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
@@ -20,10 +20,10 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnEnabledHealthIndicator("dlock")
 public class DistributedLockHealthAutoConfiguration {
 
-    /** Pings the lock store; its bean name makes it the {@code dlock} health contributor. */
+    /** Checks the lock store and the watchdog; its bean name makes it the {@code dlock} health contributor. */
     @Bean
     @ConditionalOnMissingBean(name = "dlockHealthIndicator")
     public LockStoreHealthIndicator dlockHealthIndicator(LockManager lockManager) {
-        return new LockStoreHealthIndicator(lockManager.backend());
+        return new LockStoreHealthIndicator(lockManager);
     }
 }

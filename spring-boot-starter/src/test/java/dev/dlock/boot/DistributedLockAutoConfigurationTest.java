@@ -25,6 +25,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
@@ -94,6 +95,21 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void healthReportsTheWatchdogStallsOfTheLockManager() {
+        runner.withPropertyValues(url()).run(context -> {
+            LockManager locks = context.getBean(LockManager.class);
+            try (LockHandle watched = locks.acquire("health-watched", Duration.ZERO)) {
+                assertThat(locks.watchdogStalledCalls()).as("a watchdog renewing on a healthy Redis").isZero();
+                Health health = context.getBean(LockStoreHealthIndicator.class).health();
+                assertThat(health.getStatus()).isEqualTo(Status.UP);
+                assertThat(health.getDetails())
+                        .containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 0)
+                        .containsKey("pingMillis");
+            }
+        });
+    }
+
+    @Test
     void propertiesTakeEffect() {
         runner.withPropertyValues(url(), "dlock.key-prefix=shop:", "dlock.wait-time=250ms", "dlock.lease-time=3s",
                 "dlock.watchdog.batch-size=7", "dlock.aspect.order=42", "dlock.redis.timeout=700ms").run(context -> {
@@ -117,9 +133,17 @@ class DistributedLockAutoConfigurationTest {
                 acquireAndLoseLease(context.getBean(LockManager.class)));
     }
 
+    /** Acquires, lets the store drop the key and another application take it, then releases. */
     private static void acquireAndLoseLease(LockManager locks) {
-        try (LockHandle ignored = locks.acquire("lost", Duration.ZERO); Jedis admin = redis.admin()) {
-            admin.del("dlock:{lost}");
+        try (RedisClient otherClient = RedisClient.create(redis.host(), redis.port());
+             LockManager otherApplication = LockManager.builder(RedisLockBackend.builder(otherClient).build()).build()) {
+            LockHandle lock = locks.acquire("lost", Duration.ZERO);
+            try (Jedis admin = redis.admin()) {
+                admin.del("dlock:{lost}");
+            }
+            try (LockHandle taken = otherApplication.acquire("lost", Duration.ZERO)) {
+                lock.close();
+            }
         }
     }
 
@@ -323,6 +347,20 @@ class DistributedLockAutoConfigurationTest {
                 assertThat(registry.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, LockRequest.DEFAULT_NAME)
                         .tag(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED).timer().count()).isEqualTo(1);
                 assertThat(registry.get(LockMetrics.WATCHDOG_LEASES).gauge().value()).isZero();
+            });
+        }
+
+        @Test
+        void theStalledGaugeReadsTheLockManager() {
+            withRegistry.run(context -> {
+                LockManager locks = context.getBean(LockManager.class);
+                MeterRegistry registry = context.getBean(MeterRegistry.class);
+                try (LockHandle watched = locks.acquire("stall-watched", Duration.ZERO)) {
+                    assertThat(registry.get(LockMetrics.WATCHDOG_STALLED).gauge().value())
+                            .isEqualTo(locks.watchdogStalledCalls());
+                    assertThat(registry.get(LockMetrics.WATCHDOG_STALLED).gauge().getId().getDescription())
+                            .isEqualTo(LockMetrics.WATCHDOG_STALLED_DESCRIPTION);
+                }
             });
         }
 

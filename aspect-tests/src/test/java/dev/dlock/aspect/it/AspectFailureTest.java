@@ -3,16 +3,20 @@ package dev.dlock.aspect.it;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.aspect.EnableDistributedLocks;
 import dev.dlock.aspect.LockContext;
+import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.publisher.Mono;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -21,6 +25,9 @@ import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -29,8 +36,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AspectFailureTest {
 
     private static RedisServerProcess redis;
-    private static AnnotationConfigApplicationContext context;
-    private static Work work;
+    private AnnotationConfigApplicationContext context;
+    private Work work;
     private static volatile Boolean heldAtTheEndOfTheMethod;
 
     /** Methods that let the test break the store in the middle of the critical section. */
@@ -55,6 +62,40 @@ class AspectFailureTest {
             redis.kill();
             return "done";
         }
+
+        /** Kills Redis, then fails itself. */
+        @DistributedLock(key = "#id")
+        public String crashTheStoreAndFail(String id) {
+            redis.kill();
+            throw new IllegalStateException("the method's own failure");
+        }
+
+        /** Kills Redis while the returned future's work runs. */
+        @DistributedLock(key = "#id")
+        public CompletableFuture<String> crashTheStoreAsync(String id, CompletableFuture<String> work) {
+            return work.thenApply(value -> {
+                redis.kill();
+                return value;
+            });
+        }
+
+        /** Kills Redis while the returned Mono is subscribed. */
+        @DistributedLock(key = "#id")
+        public Mono<String> crashTheStoreMono(String id) {
+            return Mono.fromCallable(() -> {
+                redis.kill();
+                return "done";
+            });
+        }
+
+        /** Kills Redis while the returned Mono is subscribed, then fails it. */
+        @DistributedLock(key = "#id")
+        public Mono<String> crashTheStoreAndFailMono(String id) {
+            return Mono.fromCallable(() -> {
+                redis.kill();
+                throw new IllegalStateException("the Mono's own failure");
+            });
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -78,16 +119,28 @@ class AspectFailureTest {
     }
 
     @BeforeAll
-    static void start() {
+    static void startRedis() {
         redis = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    /** A context per test: a test that killed Redis leaves dead connections in its client's pool. */
+    @BeforeEach
+    void startContext() {
+        if (!redis.isRunning()) {
+            redis.restart();
+        }
         context = new AnnotationConfigApplicationContext(Config.class);
         work = context.getBean(Work.class);
     }
 
-    @AfterAll
-    static void stop() {
+    @AfterEach
+    void stopContext() {
         context.close();
-        redis.close();
     }
 
     @Test
@@ -99,12 +152,55 @@ class AspectFailureTest {
     }
 
     @Test
-    void aStoreThatDiesBeforeTheReleaseDoesNotFailTheFinishedWork() {
-        try {
-            assertThat(work.crashTheStore(UUID.randomUUID().toString())).isEqualTo("done");
-        } finally {
-            redis.restart();
-        }
+    void aStoreThatDiesBeforeTheReleaseFailsTheCallNamingTheKey() {
+        String id = UUID.randomUUID().toString();
+        assertThatThrownBy(() -> work.crashTheStore(id))
+                .as("the release could not be confirmed: the caller must not take the work as done under the lock")
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("Work.crashTheStore:" + id);
         assertThat(context.getBean(LockManager.class).heldLocks()).isEmpty();
+    }
+
+    @Test
+    void aMethodFailureStaysTheCallersExceptionWithTheReleaseFailureSuppressed() {
+        String id = UUID.randomUUID().toString();
+        assertThatThrownBy(() -> work.crashTheStoreAndFail(id))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the method's own failure")
+                .satisfies(failure -> assertThat(failure.getSuppressed())
+                        .hasSize(1)
+                        .allSatisfy(suppressed -> assertThat(suppressed).isInstanceOf(LockBackendException.class)
+                                .hasMessageContaining("Work.crashTheStoreAndFail:" + id)));
+    }
+
+    @Test
+    void aFailedMonoKeepsItsErrorWithTheReleaseFailureSuppressed() {
+        String id = UUID.randomUUID().toString();
+        assertThatThrownBy(() -> work.crashTheStoreAndFailMono(id).block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the Mono's own failure")
+                .satisfies(failure -> assertThat(failure.getSuppressed())
+                        .anySatisfy(suppressed -> assertThat(suppressed).isInstanceOf(LockBackendException.class)
+                                .hasMessageContaining("Work.crashTheStoreAndFailMono:" + id)));
+    }
+
+    @Test
+    void aStoreThatDiesBeforeAnAsyncReleaseFailsTheFuture() {
+        String id = UUID.randomUUID().toString();
+        CompletableFuture<String> pending = new CompletableFuture<>();
+        CompletableFuture<String> result = work.crashTheStoreAsync(id, pending);
+        pending.complete("done");
+        assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("Work.crashTheStoreAsync:" + id);
+    }
+
+    @Test
+    void aStoreThatDiesBeforeAMonoReleaseFailsTheMono() {
+        String id = UUID.randomUUID().toString();
+        assertThatThrownBy(() -> work.crashTheStoreMono(id).block(Duration.ofSeconds(10)))
+                .isInstanceOf(LockBackendException.class)
+                .hasMessageContaining("Work.crashTheStoreMono:" + id);
     }
 }

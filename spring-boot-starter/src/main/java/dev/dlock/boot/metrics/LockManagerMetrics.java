@@ -8,8 +8,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Objects;
 
 /**
- * Registers the gauges read from a {@link LockManager} ({@link LockMetrics#WATCHDOG_LEASES}). Kept
- * apart from {@link MicrometerLockListener} because the manager is built with its listeners.
+ * Registers the gauges read from a {@link LockManager} ({@link LockMetrics#WATCHDOG_LEASES},
+ * {@link LockMetrics#WATCHDOG_STALLED}). Kept apart from {@link MicrometerLockListener} because the
+ * manager is built with its listeners.
  */
 public final class LockManagerMetrics implements MeterBinder {
 
@@ -20,11 +21,14 @@ public final class LockManagerMetrics implements MeterBinder {
         this.lockManager = Objects.requireNonNull(lockManager, "lockManager");
     }
 
-    /** Registers {@link LockMetrics#WATCHDOG_LEASES} with {@code registry}. */
+    /** Registers {@link LockMetrics#WATCHDOG_LEASES} and {@link LockMetrics#WATCHDOG_STALLED} with {@code registry}. */
     @Override
     public void bindTo(MeterRegistry registry) {
         Gauge.builder(LockMetrics.WATCHDOG_LEASES, lockManager, LockManager::watchedLeaseCount)
                 .description(LockMetrics.WATCHDOG_LEASES_DESCRIPTION)
+                .register(registry);
+        Gauge.builder(LockMetrics.WATCHDOG_STALLED, lockManager, LockManager::watchdogStalledCalls)
+                .description(LockMetrics.WATCHDOG_STALLED_DESCRIPTION)
                 .register(registry);
     }
 }

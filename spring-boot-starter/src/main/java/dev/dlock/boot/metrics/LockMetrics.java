@@ -36,6 +36,12 @@ public final class LockMetrics {
     /** Description of {@link #WATCHDOG_LEASES}. */
     public static final String WATCHDOG_LEASES_DESCRIPTION = "Leases under watch by the renewal watchdog";
 
+    /** Gauge: watchdog renewal calls in flight for longer than their leases can afford (a stalled store node); 0 when healthy. */
+    public static final String WATCHDOG_STALLED = "dlock.watchdog.stalled";
+    /** Description of {@link #WATCHDOG_STALLED}. */
+    public static final String WATCHDOG_STALLED_DESCRIPTION =
+            "Watchdog renewal calls in flight for longer than their leases can afford; above 0, held leases may run out in the store";
+
     /** Tag: the lock's static name (the annotation's name, or its default). */
     public static final String TAG_LOCK_NAME = "lock.name";
     /** Tag: the outcome of an acquisition or renewal. */

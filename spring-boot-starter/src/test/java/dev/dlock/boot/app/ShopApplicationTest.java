@@ -104,7 +104,8 @@ class ShopApplicationTest {
                 Map.entry("dlock.active", Set.of(Set.of("lock.name"))),
                 Map.entry("dlock.renewals", Set.of(Set.of("result"))),
                 Map.entry("dlock.lease.lost", Set.of(Set.of("lock.name"))),
-                Map.entry("dlock.watchdog.leases", Set.of(Set.of())));
+                Map.entry("dlock.watchdog.leases", Set.of(Set.of())),
+                Map.entry("dlock.watchdog.stalled", Set.of(Set.of())));
         assertThat(meterRegistry.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, "orders").timers())
                 .extracting(timer -> timer.getId().getTag(LockMetrics.TAG_RESULT))
                 .containsExactlyInAnyOrder("acquired", "timeout", "aborted", "error");
@@ -122,6 +123,7 @@ class ShopApplicationTest {
                 .contains("dlock_renewals_total{result=\"renewed\"}")
                 .contains("dlock_lease_lost_total{lock_name=\"orders\"}")
                 .contains("dlock_watchdog_leases ")
+                .contains("dlock_watchdog_stalled 0")
                 .doesNotContain("o-meters");
     }
 
@@ -151,6 +153,7 @@ class ShopApplicationTest {
         assertThat(up.statusCode()).isEqualTo(200);
         assertThat(JsonPath.<String>read(up.body(), "$.status")).isEqualTo("UP");
         assertThat(JsonPath.<Object>read(up.body(), "$.details.pingMillis")).isNotNull();
+        assertThat(JsonPath.<Integer>read(up.body(), "$.details.watchdogStalledCalls")).isZero();
 
         REDIS.kill();
         try {

@@ -57,7 +57,7 @@ final class LeaseHandle implements LockHandle {
         if (!CLOSED.compareAndSet(this, 0, 1)) {
             throw new IllegalStateException(lease + " was already released through this handle");
         }
-        lease.manager.release(lease);
+        lease.manager.release(lease, !reentrant);
     }
 
     @Override

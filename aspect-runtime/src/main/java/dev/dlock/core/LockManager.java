@@ -430,9 +430,14 @@ public final class LockManager implements AutoCloseable {
 
     // ---------------------------------------------------------------- release and lease loss
 
-    void release(Lease lease) {
+    /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
+    void release(Lease lease, boolean outermost) {
         LockState before = lease.dropHold();
         if (before == null) {
+            if (outermost) {
+                // Holds remain (an async call still pending): they own the key now, not this thread.
+                lease.ownerThread = null;
+            }
             return;
         }
         if (lease.watched) {

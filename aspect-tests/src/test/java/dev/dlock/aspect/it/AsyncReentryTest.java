@@ -2,6 +2,7 @@ package dev.dlock.aspect.it;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockManager;
 import dev.dlock.testkit.redis.SharedRedis;
 import org.junit.jupiter.api.AfterAll;
@@ -23,6 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A thread that holds a key keeps re-entering it after handing an async locked call on the same
@@ -113,6 +115,23 @@ class AsyncReentryTest {
         work.complete("done");
         assertThat(pending.get().get(5, TimeUnit.SECONDS)).isEqualTo("done");
         assertThat(heldInStore()).as("released once the async work completed").isFalse();
+    }
+
+    /** Once the outer holder returned, the key belongs to the pending async call alone: the thread does not re-enter it. */
+    @Test
+    void theOuterThreadNoLongerReentersAKeyOnlyAPendingAsyncCallHolds() throws Exception {
+        CompletableFuture<String> work = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<String>> pending = new AtomicReference<>();
+        service.holding(id, () -> {
+            pending.set(service.async(id, work));
+            return "outer done";
+        });
+
+        assertThatThrownBy(() -> service.tryOnce(id)).as("the thread's call while only the async call holds the key")
+                .isInstanceOf(LockNotAcquiredException.class);
+        work.complete("done");
+        assertThat(pending.get().get(5, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(service.tryOnce(id)).isEqualTo("re-entered");
     }
 
     @Test

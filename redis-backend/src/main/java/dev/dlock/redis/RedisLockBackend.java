@@ -3,8 +3,9 @@ package dev.dlock.redis;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,6 +22,7 @@ import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
 
 import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.RedisClusterClient;
@@ -35,6 +37,16 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * write is one Lua script that compares the owner first; releases are pushed to waiters over one
  * pub/sub connection per backend, or on a Redis 7+ cluster over sharded pub/sub with one connection
  * per node that carries a wanted channel.
+ *
+ * <p><b>Fencing tokens.</b> Every acquisition's token is {@code max(counter + 1, server time in
+ * microseconds)}, written back to the key's counter (which lives {@link Builder#fencingCounterTtl}
+ * after the key's last acquisition). A token is strictly greater than every token issued before for
+ * the key on any node that could have been its master, a promoted replica whose counter is stale or
+ * missing included, provided that the promoted node's clock is not behind the old master's by more
+ * than the time between the key's last acquisition on the old master and its first acquisition on
+ * the promoted node (the same holds for one node whose clock is set back, and after the counter
+ * expired). Tokens are microseconds, so this holds while a key is acquired at most about once per
+ * microsecond: faster, the counter runs ahead of the clock by that excess.
  */
 public final class RedisLockBackend implements LockBackend {
 
@@ -55,6 +67,7 @@ public final class RedisLockBackend implements LockBackend {
     private static final long ALREADY_FREE = 2;
     private static final String SHARDED_PUBLISH = "sharded";
     private static final String CLASSIC_PUBLISH = "classic";
+    private static final String BOTH_PUBLISH = "both";
 
     private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
@@ -69,6 +82,9 @@ public final class RedisLockBackend implements LockBackend {
     private final int replicasToAwait;
     private final long replicaTimeoutMillis;
     private final ClusterNodes clusterNodes;
+    private final SlotRenewals slotRenewals;
+    /** How the release script publishes its notice: {@code sharded}, {@code classic} or {@code both}. */
+    private final String releasePublish;
     private final Object pubSubModeLock = new Object();
     /** Null until chosen: by the builder, by the client type, or by asking the cluster's nodes. */
     private volatile Boolean shardedPubSub;
@@ -83,11 +99,14 @@ public final class RedisLockBackend implements LockBackend {
         this.cluster = builder.cluster != null ? builder.cluster : clusterNodes != null;
         this.replicasToAwait = builder.replicasToAwait;
         this.replicaTimeoutMillis = builder.replicaTimeout.toMillis();
+        this.slotRenewals = new SlotRenewals(client, clusterNodes, RENEW);
         this.shardedPubSub = builder.shardedPubSub != null ? builder.shardedPubSub : clusterNodes == null ? Boolean.FALSE : null;
         if (Boolean.TRUE.equals(shardedPubSub) && clusterNodes == null) {
             throw new IllegalArgumentException("shardedPubSub(true) needs a cluster client (RedisClusterClient or "
                     + "JedisCluster), got " + client.getClass().getName());
         }
+        // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
+        this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
         this.releaseNotices = new LazyReleaseNotices(() -> usesShardedPubSub()
                 ? new ShardedReleaseNotices(clusterNodes, keys)
                 : new RedisReleaseNotices(client, keys));
@@ -98,7 +117,12 @@ public final class RedisLockBackend implements LockBackend {
         return new Builder(client);
     }
 
-    /** Takes {@code key} with SET NX PX and a fencing token in one script, or reports the holder's remaining TTL. */
+    /**
+     * Takes {@code key} with SET NX PX and a fencing token in one script, or reports the holder's
+     * remaining TTL. A key {@code owner} already holds (a retried call whose first reply was lost)
+     * is acquired again: lease extended, fresh token. See {@link RedisLockBackend} for what the
+     * token promises.
+     */
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
         requireOwner(owner);
@@ -192,7 +216,11 @@ public final class RedisLockBackend implements LockBackend {
         }
     }
 
-    /** Extends every lease of the batch whose owner matches, in one script call. */
+    /**
+     * Extends every lease of the batch whose owner matches: one script per cluster slot (one for the
+     * whole batch otherwise), and the scripts of one node in one pipeline, so one round trip per node.
+     * Each key goes to the node owning its slot now, whatever group the batch was formed by.
+     */
     @Override
     public List<RenewalResult> renew(List<LeaseRenewal> batch) {
         Objects.requireNonNull(batch, "batch");
@@ -203,40 +231,51 @@ public final class RedisLockBackend implements LockBackend {
             throw new IllegalArgumentException("renew batch has " + batch.size()
                     + " entries, more than renewalBatchSize " + renewalBatchSize);
         }
-        List<String> lockKeys = new ArrayList<>(batch.size());
-        List<String> args = new ArrayList<>(batch.size() * 2);
-        Object group = renewalGroup(batch.get(0).key());
-        for (LeaseRenewal renewal : batch) {
+        Map<Integer, SlotRenewals.SlotBatch> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < batch.size(); i++) {
+            LeaseRenewal renewal = batch.get(i);
             requireOwner(renewal.owner());
             requirePositive(renewal.leaseMillis(), "leaseMillis");
-            if (cluster && !group.equals(renewalGroup(renewal.key()))) {
-                throw new IllegalArgumentException("renew batch mixes cluster slots: '" + batch.get(0).key()
-                        + "' (slot " + group + ") and '" + renewal.key() + "' (slot " + renewalGroup(renewal.key())
-                        + "); group batches by renewalGroup(key)");
-            }
-            lockKeys.add(keys.lockKey(renewal.key()));
-            args.add(renewal.owner());
-            args.add(Long.toString(renewal.leaseMillis()));
+            int slot = cluster ? keys.slot(renewal.key()) : 0;
+            bySlot.computeIfAbsent(slot, SlotRenewals.SlotBatch::new)
+                    .add(keys.lockKey(renewal.key()), renewal.owner(), renewal.leaseMillis(), i);
         }
-        List<?> reply;
+        List<SlotRenewals.SlotBatch> scripts = List.copyOf(bySlot.values());
+        List<List<?>> replies;
         try {
-            reply = (List<?>) RENEW.run(client, lockKeys, args);
+            replies = scripts.size() == 1
+                    ? List.of((List<?>) RENEW.run(client, scripts.get(0).keys, scripts.get(0).args))
+                    : slotRenewals.run(scripts);
         } catch (JedisException e) {
             throw new LockBackendException("Redis renew of " + batch.size() + " keys starting with '"
                     + batch.get(0).key() + "' failed: " + e.getMessage(), e);
         }
-        List<RenewalResult> results = new ArrayList<>(reply.size());
-        for (Object entry : reply) {
-            long code = toLong(entry);
-            results.add(code == 1 ? RenewalResult.RENEWED : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN);
+        RenewalResult[] results = new RenewalResult[batch.size()];
+        for (int s = 0; s < scripts.size(); s++) {
+            List<Integer> positions = scripts.get(s).positions;
+            List<?> reply = replies.get(s);
+            for (int k = 0; k < positions.size(); k++) {
+                long code = toLong(reply.get(k));
+                results[positions.get(k)] = code == 1 ? RenewalResult.RENEWED
+                        : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN;
+            }
         }
-        return results;
+        return List.of(results);
     }
 
-    /** In cluster mode the slot of the key's lock key (an {@link Integer}); otherwise one group for all keys. */
+    /**
+     * In cluster mode the master that the client's slot cache names for the key's slot ({@code "host:port"}),
+     * or the slot (an {@link Integer}) when the owner is unknown or the client is not a cluster client
+     * (a proxy); otherwise one group for all keys.
+     */
     @Override
     public Object renewalGroup(String key) {
-        return cluster ? Integer.valueOf(keys.slot(key)) : STANDALONE_GROUP;
+        if (!cluster) {
+            return STANDALONE_GROUP;
+        }
+        int slot = keys.slot(key);
+        HostAndPort owner = clusterNodes == null ? null : clusterNodes.slotOwner(slot);
+        return owner != null ? owner.toString() : Integer.valueOf(slot);
     }
 
     /** The configured {@code renewalBatchSize}. */
@@ -276,9 +315,10 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * True when releases are published with SPUBLISH and waiters use SSUBSCRIBE. Chosen once: by
+     * True when waiters use SSUBSCRIBE, false for classic SUBSCRIBE. Chosen once: by
      * {@link Builder#shardedPubSub}, else false for a non-cluster client, else true when every
-     * cluster node that answers runs Redis 7 or later (asked on the first release or subscription).
+     * cluster node that answers runs Redis 7 or later (asked on the first subscription). Releases do
+     * not depend on it: unless pinned, a cluster release publishes both ways.
      * Throws {@link redis.clients.jedis.exceptions.JedisException} when no node answers; asked again next time.
      */
     boolean usesShardedPubSub() {
@@ -300,7 +340,7 @@ public final class RedisLockBackend implements LockBackend {
         return releaseNotices.created();
     }
 
-    /** True when renewal batches are grouped by cluster slot. */
+    /** True when renewals are grouped by cluster node (or slot), and a renew script never spans two slots. */
     public boolean isCluster() {
         return cluster;
     }
@@ -312,9 +352,8 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     private ReleaseResult releaseOnce(String key, String owner, long fencingToken) {
-        String publish = usesShardedPubSub() ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
         Object reply = RELEASE.run(client, List.of(keys.lockKey(key), keys.releaseChannel(key), keys.counterKey(key)),
-                List.of(owner, publish, Long.toString(fencingToken)));
+                List.of(owner, releasePublish, Long.toString(fencingToken)));
         long code = toLong(reply);
         return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
     }
@@ -412,7 +451,7 @@ public final class RedisLockBackend implements LockBackend {
             return this;
         }
 
-        /** How long a fencing counter lives after its creation (default 24 h); tokens still increase after it expires. */
+        /** How long a fencing counter lives after the key's last acquisition (default 24 h); tokens still increase after it expires. */
         public Builder fencingCounterTtl(Duration fencingCounterTtl) {
             this.fencingCounterTtl = validFencingCounterTtl(fencingCounterTtl);
             return this;
@@ -431,12 +470,18 @@ public final class RedisLockBackend implements LockBackend {
         }
 
         /**
-         * Forces sharded pub/sub for release notices ({@code true}: SPUBLISH, and SSUBSCRIBE on the node
-         * owning each channel's slot; needs a RedisClusterClient or JedisCluster on Redis 7+) or classic
-         * pub/sub ({@code false}: PUBLISH/SUBSCRIBE, broadcast to every cluster node). Default: sharded
-         * for a cluster client when every node that answers runs Redis 7 or later, classic otherwise.
-         * Every backend sharing a cluster must use the same mode, or waiters miss notices and fall
-         * back to polling.
+         * Pins release notices to sharded pub/sub ({@code true}: releases SPUBLISH, waiters SSUBSCRIBE
+         * on the node owning each channel's slot; needs a RedisClusterClient or JedisCluster on Redis 7+)
+         * or to classic pub/sub ({@code false}: PUBLISH/SUBSCRIBE).
+         *
+         * <p>Default for a cluster client: waiters subscribe sharded when every node that answers runs
+         * Redis 7 or later, classic otherwise, and every release publishes both ways, so waiters of
+         * either mode hear it (JVMs that decided differently, e.g. during an upgrade from Redis 6).
+         * The cost of not pinning: each release also runs a classic PUBLISH, which the cluster bus
+         * broadcasts to every node. Pin the same mode in every JVM of a cluster to save it: a JVM whose
+         * waiters subscribe the other way misses the pinned JVMs' notices and its waiters poll. A pinned
+         * sharded notice on a Redis 6 node is dropped, never failing the release. Standalone and
+         * Sentinel clients always use classic.
          */
         public Builder shardedPubSub(boolean sharded) {
             this.shardedPubSub = sharded;

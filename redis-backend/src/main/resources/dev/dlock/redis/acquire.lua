@@ -1,17 +1,30 @@
--- Takes the lock for an owner and issues a fencing token; reports the remaining TTL when held.
+-- Takes the lock for an owner and issues a fencing token; reports the remaining TTL when held by another.
 -- KEYS[1] lock key, KEYS[2] fencing counter (same hash tag)
 -- ARGV[1] owner token, ARGV[2] lease in ms, ARGV[3] counter TTL in ms
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  local token = redis.call('INCR', KEYS[2])
-  if token == 1 then
-    -- The counter was absent or expired: restart it at the server clock in microseconds, which is
-    -- above every token issued before as long as a key sees fewer acquisitions than microseconds pass.
-    -- Built as a string because Lua 5.1 may print large numbers in exponent notation.
-    local now = redis.call('TIME')
-    local micros = now[1] .. string.format('%06d', tonumber(now[2]))
-    redis.call('SET', KEYS[2], micros, 'PX', ARGV[3])
-    return {1, micros}
+-- Returns {1, token} when the owner holds the key now, {0, PTTL} when another owner holds it.
+
+-- Every token is max(counter + 1, server time in microseconds), written back. The clock term keeps
+-- tokens increasing where the counter alone cannot: a counter that expired, or a promoted replica
+-- whose counter is stale because it missed the last acquisitions on the old master.
+local function nextToken()
+  local now = redis.call('TIME')
+  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local token = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
+  if micros > token then
+    token = micros
   end
-  return {1, token}
+  -- Tokens stay below 2^53, exact in a Lua number; '%.0f' because tostring would print 1.7e+15.
+  token = string.format('%.0f', token)
+  redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
+  return token
+end
+
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, nextToken()}
+end
+-- Already ours: a client retry after a lost reply runs this script twice for one acquisition.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, nextToken()}
 end
 return {0, redis.call('PTTL', KEYS[1])}

@@ -1,17 +1,20 @@
 -- Deletes the lock only when the caller still owns it, and tells waiters it is free.
 -- KEYS[1] lock key, KEYS[2] release notice channel, KEYS[3] fencing counter (one hash tag: a cluster
 -- script declares every key it touches)
--- ARGV[1] owner token, ARGV[2] 'sharded' to publish with SPUBLISH (Redis 7+ cluster), anything else for PUBLISH,
--- ARGV[3] the fencing token the owner's acquisition got
+-- ARGV[1] owner token, ARGV[2] how to publish the notice: 'sharded' (SPUBLISH), 'classic' (PUBLISH) or
+-- 'both' (a cluster whose JVMs may wait either way), ARGV[3] the fencing token the owner's acquisition got
 -- Returns 1 released now, 2 already free with no acquisition after the owner's (a repeated release),
 -- 0 gone after another acquisition or with the counter lost, -1 held by another owner.
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  if ARGV[2] == 'sharded' then
-    redis.call('SPUBLISH', KEYS[2], 'released')
-  else
-    redis.call('PUBLISH', KEYS[2], 'released')
+  -- pcall: the DEL is done and cannot be rolled back, so a failing notice (no SPUBLISH before Redis 7)
+  -- must not turn a completed release into an error; waiters then find the key free by polling.
+  if ARGV[2] ~= 'classic' then
+    redis.pcall('SPUBLISH', KEYS[2], 'released')
+  end
+  if ARGV[2] ~= 'sharded' then
+    redis.pcall('PUBLISH', KEYS[2], 'released')
   end
   return 1
 end

@@ -11,10 +11,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import dev.dlock.core.AcquireResult;
 import dev.dlock.core.ReleaseNotices.Subscription;
+import dev.dlock.core.ReleaseResult;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
+import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 
@@ -22,6 +25,7 @@ import redis.clients.jedis.RedisClusterClient;
 class ClassicPubSubOnRedis6ClusterTest {
 
     private static final Duration BOUND = Duration.ofSeconds(10);
+    private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
 
     private static RedisClusterSetup cluster;
     private static RedisClusterClient client;
@@ -55,6 +59,22 @@ class ClassicPubSubOnRedis6ClusterTest {
             }
             assertThat(backend.createdReleaseNotices()).isInstanceOf(RedisReleaseNotices.class);
             assertThat(cluster.currentMasters()).allSatisfy(m -> assertThat(m.commandCalls()).doesNotContainKey("spublish"));
+        }
+    }
+
+    @Test
+    void aReleaseForcedToShardedNoticesOnRedis6IsReportedAsTheReleaseItWas() {
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).shardedPubSub(true).build()) {
+            for (RedisServerProcess master : cluster.currentMasters()) {
+                String key = RedisTestSupport.keyOwnedBy(cluster, master, "forced-sharded-");
+                long token = ((AcquireResult.Acquired) backend.tryAcquire(key, "a", 10_000)).fencingToken();
+
+                assertThat(backend.release(key, "a", token)).as("release on %s", master.uri())
+                        .isEqualTo(ReleaseResult.RELEASED);
+                try (Jedis admin = master.admin()) {
+                    assertThat(admin.exists(KEYS.lockKey(key))).as("key freed on %s", master.uri()).isFalse();
+                }
+            }
         }
     }
 

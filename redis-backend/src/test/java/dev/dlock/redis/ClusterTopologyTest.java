@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -20,15 +23,20 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.RenewalResult;
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
+import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
 
-/** Cluster-specific behaviour on 3 masters + 3 replicas: slot-grouped renewals, notices on every shard, a master failover. */
+/** Cluster-specific behaviour on 3 masters + 3 replicas: renewals grouped per master, notices on every shard, a master failover. */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterTopologyTest {
 
@@ -70,6 +78,75 @@ class ClusterTopologyTest {
 
     @Test
     @Order(2)
+    void renewalsOfLeasesOnManySlotsGoToEachMasterTogether() {
+        int leases = 300;
+        int masters = cluster.currentMasters().size();
+        List<String> lost = Collections.synchronizedList(new ArrayList<>());
+        AtomicLong renewCalls = new AtomicLong();
+        try (RedisLockBackend redis = RedisLockBackend.builder(client).build();
+             RecordingBackend backend = new RecordingBackend(redis);
+             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofMillis(500))
+                     .listener(RedisTestSupport.lossRecorder(lost, new ConcurrentHashMap<>())).build()) {
+            backend.beforeRenew(batch -> renewCalls.incrementAndGet());
+            List<LockHandle> held = new ArrayList<>();
+            Set<Integer> slots = new HashSet<>();
+            Set<Object> groups = new HashSet<>();
+            for (int i = 0; i < leases; i++) {
+                String key = "per-node-" + UUID.randomUUID();
+                slots.add(KEYS.slot(key));
+                groups.add(backend.renewalGroup(key));
+                held.add(locks.acquire(key, Duration.ofSeconds(5)));
+            }
+
+            long callsBefore = renewCalls.get();
+            long renewalsBefore = backend.renewals.size();
+            RedisTestSupport.await("five renewal rounds", Duration.ofSeconds(30),
+                    () -> backend.renewals.size() - renewalsBefore >= 5L * leases);
+            double rounds = (double) (backend.renewals.size() - renewalsBefore) / leases;
+            double callsPerRound = (renewCalls.get() - callsBefore) / rounds;
+            log.info("{} leases on {} slots of {} masters: {} renew calls per round", leases, slots.size(), masters,
+                    callsPerRound);
+
+            // One call per master each time the watchdog wakes (a few times per round as leases fall due), not one per slot.
+            assertThat(callsPerRound).as("renew calls per round for %s leases on %s slots of %s masters",
+                    leases, slots.size(), masters).isLessThanOrEqualTo(10.0 * masters);
+            assertThat(groups).as("renewal groups are the masters").hasSize(masters);
+            assertThat(lost).as("leases reported lost").isEmpty();
+            assertThat(held).allMatch(LockHandle::isHeld);
+            held.forEach(LockHandle::close);
+        }
+    }
+
+    @Test
+    @Order(3)
+    void aBatchWhoseKeysLiveOnEveryMasterIsRenewedByRoutingEachKey() {
+        // A group computed before a failover can name a node that no longer owns some of its slots.
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+            List<LeaseRenewal> batch = new ArrayList<>();
+            for (RedisServerProcess master : cluster.currentMasters()) {
+                for (int i = 0; i < 3; i++) {
+                    String key = RedisTestSupport.keyOwnedBy(cluster, master, "stale-group-" + i + "-");
+                    assertThat(backend.tryAcquire(key, "me", 5_000)).isInstanceOf(AcquireResult.Acquired.class);
+                    batch.add(new LeaseRenewal(key, "me", 60_000));
+                }
+            }
+            batch.add(new LeaseRenewal("stale-group-never-taken", "me", 60_000));
+
+            List<RenewalResult> results = backend.renew(batch);
+
+            assertThat(results.subList(0, batch.size() - 1)).containsOnly(RenewalResult.RENEWED);
+            assertThat(results.get(batch.size() - 1)).isEqualTo(RenewalResult.EXPIRED);
+            for (LeaseRenewal renewal : batch.subList(0, batch.size() - 1)) {
+                try (Jedis admin = cluster.masterOf(KEYS.lockKey(renewal.key())).admin()) {
+                    assertThat(admin.pttl(KEYS.lockKey(renewal.key()))).as(renewal.key()).isGreaterThan(30_000L);
+                }
+                backend.release(renewal.key(), "me", 0);
+            }
+        }
+    }
+
+    @Test
+    @Order(4)
     void aReleaseWakesAWaiterOnEveryMaster() throws Exception {
         try (RedisLockBackend holderBackend = RedisLockBackend.builder(client).build();
              RedisLockBackend waiterBackend = RedisLockBackend.builder(client).build();
@@ -88,7 +165,7 @@ class ClusterTopologyTest {
     }
 
     @Test
-    @Order(3)
+    @Order(5)
     void afterAMasterIsKilledItsPromotedReplicaServesAgain() throws Exception {
         List<String> lost = Collections.synchronizedList(new ArrayList<>());
         Map<String, Long> watchdogNews = new ConcurrentHashMap<>();
@@ -97,7 +174,10 @@ class ClusterTopologyTest {
         try (RedisClusterClient failoverClient = TopologyBackendFactory.clusterClient(cluster.seeds(), 5, Duration.ofMillis(1500));
              RedisLockBackend backend = RedisLockBackend.builder(failoverClient).build();
              LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(6))
-                     .listener(RedisTestSupport.lossRecorder(lost, watchdogNews)).build()) {
+                     .listener(RedisTestSupport.lossRecorder(lost, watchdogNews)).build();
+             RedisClusterClient idleClient = TopologyBackendFactory.clusterClient(cluster.seeds(), 5, Duration.ofMillis(1500));
+             RedisLockBackend idleBackend = RedisLockBackend.builder(idleClient).build()) {
+            List<LeaseRenewal> staleGroup = replicatedLeasesOn(victim, idleBackend);
             List<LockHandle> held = new ArrayList<>();
             List<String> victimKeys = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -127,6 +207,37 @@ class ClusterTopologyTest {
             RedisTestSupport.awaitWatchdogNewsAfter(held, watchdogNews, promotedAt);
             RedisTestSupport.assertHeldOrReportedLost(held, lost, locks, backend);
             held.forEach(RedisTestSupport::closeQuietly);
+
+            // A client idle through the failover still names the dead master for these slots.
+            assertThat(idleBackend.renew(staleGroup)).as("renewal of a group formed before the failover")
+                    .containsOnly(RenewalResult.RENEWED);
+            assertThat(idleBackend.renewalGroup(staleGroup.get(0).key())).isEqualTo(promoted.host() + ":" + promoted.port());
+        }
+    }
+
+    /** Takes 3 keys of different slots on {@code master} and waits until its replica has them. */
+    private static List<LeaseRenewal> replicatedLeasesOn(RedisServerProcess master, RedisLockBackend backend) {
+        List<LeaseRenewal> leases = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String key = RedisTestSupport.keyOwnedBy(cluster, master, "stale-route-" + i + "-");
+            assertThat(backend.tryAcquire(key, "idle", 60_000)).isInstanceOf(AcquireResult.Acquired.class);
+            leases.add(new LeaseRenewal(key, "idle", 60_000));
+        }
+        assertThat(leases.stream().map(l -> KEYS.slot(l.key())).distinct()).hasSize(leases.size());
+        RedisServerProcess replica = cluster.nodes().stream()
+                .filter(node -> replicationInfo(node).contains("master_port:" + master.port()))
+                .findFirst().orElseThrow();
+        try (Jedis admin = replica.admin()) {
+            admin.readonly();
+            RedisTestSupport.await("the replica holding the keys", Duration.ofSeconds(10), () -> leases.stream()
+                    .allMatch(l -> "idle".equals(admin.get(KEYS.lockKey(l.key())))));
+        }
+        return leases;
+    }
+
+    private static String replicationInfo(RedisServerProcess node) {
+        try (Jedis admin = node.admin()) {
+            return admin.info("replication");
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.dlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -25,10 +24,11 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
 
-/** The backend over a cluster client (a one-node Redis Cluster): slot-routed scripts, slot renewal groups, notices. */
+/** The backend over a cluster client (a one-node Redis Cluster): slot-routed scripts, node renewal groups, notices. */
 class RedisClusterBackendTest {
 
     private static final Duration BOUND = Duration.ofSeconds(10);
+    private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
 
     private static RedisServerProcess server;
     private static RedisClusterClient client;
@@ -54,10 +54,12 @@ class RedisClusterBackendTest {
     }
 
     @Test
-    void clusterClientSwitchesToSlotRenewalGroups() {
+    void clusterClientGroupsRenewalsByTheNodeOwningTheSlot() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             assertThat(backend.isCluster()).isTrue();
-            assertThat(backend.renewalGroup("{x}")).isEqualTo(new RedisKeys("dlock:").slot("{x}"));
+            // The node's own CLUSTER SLOTS entry has an empty host until another node met it.
+            assertThat(backend.renewalGroup("{x}")).asString().endsWith(":" + server.port());
+            assertThat(backend.renewalGroup(findKeyInAnotherSlot("{x}"))).isEqualTo(backend.renewalGroup("{x}"));
         }
     }
 
@@ -77,13 +79,25 @@ class RedisClusterBackendTest {
     }
 
     @Test
-    void renewBatchAcrossSlotsIsRejectedBeforeReachingRedis() {
-        try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
-            String other = findKeyInAnotherSlot(backend, "k1");
-            assertThatThrownBy(() -> backend.renew(List.of(
-                    new LeaseRenewal("k1", "o", 1_000), new LeaseRenewal(other, "o", 1_000))))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("slot");
+    void aBatchAcrossSlotsOfOneNodeIsRenewedEvenAfterTheNodeForgotTheScripts() {
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).build(); Jedis admin = server.admin()) {
+            String other = findKeyInAnotherSlot("k1");
+            backend.tryAcquire("k1", "o", 1_000);
+            backend.tryAcquire(other, "o", 1_000);
+            backend.tryAcquire("k2", "someone-else", 1_000);
+            List<LeaseRenewal> batch = List.of(new LeaseRenewal("k1", "o", 60_000), new LeaseRenewal("gone", "o", 60_000),
+                    new LeaseRenewal(other, "o", 60_000), new LeaseRenewal("k2", "o", 60_000));
+
+            assertThat(backend.renew(batch)).containsExactly(RenewalResult.RENEWED, RenewalResult.EXPIRED,
+                    RenewalResult.RENEWED, RenewalResult.TAKEN);
+            admin.scriptFlush();
+            assertThat(backend.renew(batch)).containsExactly(RenewalResult.RENEWED, RenewalResult.EXPIRED,
+                    RenewalResult.RENEWED, RenewalResult.TAKEN);
+            assertThat(admin.pttl(KEYS.lockKey("k1"))).isGreaterThan(30_000L);
+            assertThat(admin.pttl(KEYS.lockKey(other))).isGreaterThan(30_000L);
+            assertThat(admin.pttl(KEYS.lockKey("k2"))).isLessThanOrEqualTo(1_000L);
+            backend.release("k1", "o", 0);
+            backend.release(other, "o", 0);
         }
     }
 
@@ -101,10 +115,10 @@ class RedisClusterBackendTest {
         }
     }
 
-    private static String findKeyInAnotherSlot(RedisLockBackend backend, String key) {
+    private static String findKeyInAnotherSlot(String key) {
         for (int i = 0; ; i++) {
             String candidate = "other-" + i;
-            if (!backend.renewalGroup(candidate).equals(backend.renewalGroup(key))) {
+            if (KEYS.slot(candidate) != KEYS.slot(key)) {
                 return candidate;
             }
         }

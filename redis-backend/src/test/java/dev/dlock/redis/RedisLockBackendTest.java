@@ -197,7 +197,7 @@ class RedisLockBackendTest {
     }
 
     @Test
-    void successfulAcquireRunsOnlySetAndIncrInsideOneEvalsha() {
+    void successfulAcquireRunsOneEvalshaThatSetsTheKeyAndWritesTheTokenBack() {
         backend.tryAcquire("warm-up", "a", 10_000);
         backend.tryAcquire("hot", "a", 10_000);
         backend.release("hot", "a", 0);
@@ -208,10 +208,27 @@ class RedisLockBackendTest {
 
         Map<String, Long> after = server.commandCalls();
         assertThat(after.get("evalsha") - before.get("evalsha")).isEqualTo(1);
-        assertThat(after.get("set") - before.get("set")).isEqualTo(1);
-        assertThat(after.get("incr") - before.get("incr")).isEqualTo(1);
+        // SET NX of the lock, then TIME, GET and SET of the fencing counter.
+        assertThat(after.get("set") - before.get("set")).isEqualTo(2);
+        assertThat(after.get("time") - before.getOrDefault("time", 0L)).isEqualTo(1);
+        assertThat(after.get("get") - before.getOrDefault("get", 0L)).isEqualTo(1);
         // totalCommandCalls itself ran one INFO (excluded); nothing else ran on the server.
-        assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(3);
+        assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(5);
+    }
+
+    @Test
+    void acquiringAKeyTheOwnerAlreadyHoldsExtendsItsLeaseWithALargerToken() {
+        long first = acquiredToken(backend.tryAcquire("mine-again", "me", 1_000));
+
+        AcquireResult again = backend.tryAcquire("mine-again", "me", 60_000);
+
+        assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(acquiredToken(again)).isGreaterThan(first);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(keys.lockKey("mine-again"))).isEqualTo("me");
+            assertThat(admin.pttl(keys.lockKey("mine-again"))).isGreaterThan(30_000L);
+        }
+        assertThat(backend.tryAcquire("mine-again", "you", 60_000)).isInstanceOf(AcquireResult.Held.class);
     }
 
     @ParameterizedTest

@@ -73,9 +73,10 @@ class ShardedPubSubTest {
 
     @Test
     @Order(2)
-    void aReleaseIsSpublishedOnTheOwningMasterAndWakesTheWaiterOnEveryMaster() throws Exception {
-        try (RedisLockBackend holderBackend = RedisLockBackend.builder(client).build();
-             RedisLockBackend waiterBackend = RedisLockBackend.builder(client).build();
+    void aPinnedShardedReleaseIsSpublishedOnlyOnTheOwningMasterAndWakesTheWaiterOnEveryMaster() throws Exception {
+        // Pinned, so that no classic PUBLISH (broadcast over the cluster bus) goes with the SPUBLISH.
+        try (RedisLockBackend holderBackend = RedisLockBackend.builder(client).shardedPubSub(true).build();
+             RedisLockBackend waiterBackend = RedisLockBackend.builder(client).shardedPubSub(true).build();
              LockManager holder = LockManager.builder(holderBackend).build();
              LockManager waiter = LockManager.builder(waiterBackend).build()) {
             for (RedisServerProcess master : cluster.currentMasters()) {
@@ -106,6 +107,28 @@ class ShardedPubSubTest {
 
     @Test
     @Order(3)
+    void aWaiterOnClassicNoticesIsWokenByAReleaseFromABackendThatChoseShardedOnes() {
+        // Two JVMs of a rolling upgrade: one pinned classic notices, the other found Redis 7 everywhere.
+        try (RedisLockBackend holderBackend = RedisLockBackend.builder(client).build();
+             RedisLockBackend waiterBackend = RedisLockBackend.builder(client).shardedPubSub(false).build();
+             LockManager holder = LockManager.builder(holderBackend).leaseTime(Duration.ofSeconds(30)).build();
+             LockManager waiter = LockManager.builder(waiterBackend).build()) {
+            assertThat(holderBackend.usesShardedPubSub()).isTrue();
+            String key = "mixed-modes";
+            String channel = KEYS.releaseChannel(key);
+            LockHandle lock = holder.acquire(key, Duration.ZERO);
+            Supplier<Long> waiting = RedisTestSupport.startWaiter(waiter, key, Duration.ofSeconds(40));
+            await("the waiter's classic SUBSCRIBE", BOUND, () -> classicSubscribers(channel) == 1);
+
+            long releasedAt = System.nanoTime();
+            lock.close();
+
+            RedisTestSupport.assertWokenByNotice(waiting, releasedAt, "a classic waiter (holder lease 30 s)");
+        }
+    }
+
+    @Test
+    @Order(4)
     void channelsOnEveryMasterShareOneSubscriberConnectionPerMaster() throws Exception {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             List<Subscription> subscriptions = new ArrayList<>();
@@ -137,7 +160,7 @@ class ShardedPubSubTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void afterAFailoverTheSubscriptionMovesToThePromotedReplicaAndHearsReleases() throws Exception {
         RedisServerProcess victim = cluster.initialMasters().get(0);
         String key = keyOwnedBy(cluster, victim, "sharded-failover-");
@@ -165,6 +188,17 @@ class ShardedPubSubTest {
             holderBackend.release(key, "holder", 0);
             await("the release on the promoted replica reaches the listener", BOUND, () -> calls.get() == 3);
         }
+    }
+
+    /** Classic subscribers of {@code channel} over all nodes: each node counts the connections it holds itself. */
+    private static long classicSubscribers(String channel) {
+        long subscribers = 0;
+        for (RedisServerProcess node : cluster.nodes()) {
+            try (Jedis admin = node.admin()) {
+                subscribers += admin.pubsubNumSub(channel).getOrDefault(channel, 0L);
+            }
+        }
+        return subscribers;
     }
 
     private static long shardSubscribers(RedisServerProcess node, String channel) {

@@ -1,0 +1,92 @@
+package dev.dlock.redis;
+
+import static dev.dlock.redis.RedisTestSupport.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+
+/**
+ * Fencing tokens stay strictly increasing when the counter a node holds is stale: rolled back by
+ * hand, or on a replica promoted before it received the master's last acquisitions.
+ */
+class FencingTokenFailoverTest {
+
+    private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+    private static final Duration BOUND = Duration.ofSeconds(10);
+
+    @Test
+    void aTokenIsLargerThanEveryEarlierOneAfterTheCounterWasRolledBackOneStep() {
+        try (RedisServerProcess server = RedisServerProcess.start();
+             RedisClient client = RedisTestSupport.client(server);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = server.admin()) {
+            List<Long> issued = acquireAndRelease(backend, "rolled-back", "before", 3);
+            String counter = KEYS.counterKey("rolled-back");
+            admin.psetex(counter, 60_000, Long.toString(Long.parseLong(admin.get(counter)) - 1));
+
+            long next = acquireAndRelease(backend, "rolled-back", "after", 1).get(0);
+
+            assertThat(next).as("token after the counter went back one step, issued before: %s", issued)
+                    .isGreaterThan(Collections.max(issued));
+        }
+    }
+
+    @Test
+    void aPromotedReplicaThatMissedTheLastAcquisitionsIssuesALargerTokenThanTheOldMaster() {
+        try (RedisServerProcess master = RedisServerProcess.start();
+             RedisServerProcess replica = RedisServerProcess.start(
+                     List.of("--replicaof", master.host(), Integer.toString(master.port())));
+             RedisClient masterClient = RedisTestSupport.client(master);
+             RedisClient replicaClient = RedisTestSupport.client(replica);
+             RedisLockBackend onMaster = RedisLockBackend.builder(masterClient).build();
+             Jedis masterAdmin = master.admin();
+             Jedis replicaAdmin = replica.admin()) {
+            String key = "failover-fence";
+            String counter = KEYS.counterKey(key);
+            await("the replica linked to the master", BOUND,
+                    () -> replicaAdmin.info("replication").contains("master_link_status:up"));
+            List<Long> issued = new ArrayList<>(acquireAndRelease(onMaster, key, "replicated", 3));
+            await("the replica holding the master's counter", BOUND,
+                    () -> Objects.equals(replicaAdmin.get(counter), masterAdmin.get(counter)));
+
+            replicaAdmin.replicaofNoOne();
+            // The promoted node no longer replicates: these acquisitions exist only on the old master.
+            issued.addAll(acquireAndRelease(onMaster, key, "missed", 3));
+            assertThat(replicaAdmin.get(counter)).as("the promoted node's counter is stale")
+                    .isNotEqualTo(masterAdmin.get(counter));
+
+            try (RedisLockBackend onPromoted = RedisLockBackend.builder(replicaClient).build()) {
+                long first = acquireAndRelease(onPromoted, key, "after-failover", 1).get(0);
+                assertThat(first).as("first token on the promoted node, issued on the old master: %s", issued)
+                        .isGreaterThan(Collections.max(issued));
+            }
+        }
+    }
+
+    /** Acquires and releases {@code key} {@code times} times with owners {@code ownerPrefix-i}; returns the tokens. */
+    private static List<Long> acquireAndRelease(RedisLockBackend backend, String key, String ownerPrefix, int times) {
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < times; i++) {
+            String owner = ownerPrefix + "-" + i;
+            AcquireResult result = backend.tryAcquire(key, owner, 10_000);
+            assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+            long token = ((AcquireResult.Acquired) result).fencingToken();
+            tokens.add(token);
+            assertThat(backend.release(key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
+        }
+        return tokens;
+    }
+}

@@ -3,7 +3,13 @@ package dev.dlock.core;
 /** What the store answered to one acquire attempt. */
 public sealed interface AcquireResult {
 
-    /** The key was free and is now held by the caller; {@code fencingToken} is larger than any issued before for the key. */
+    /**
+     * The key was free (or already the caller's) and is now held by the caller. {@code fencingToken}
+     * is strictly greater than every token issued before for the key — for a replicated store, on any
+     * node that could have been its master; each store states the assumption this rests on (Redis:
+     * the promoted node's clock is not behind the old master's by more than the time between the
+     * key's last acquisition there and its first on the promoted node).
+     */
     record Acquired(long fencingToken) implements AcquireResult {
     }
 

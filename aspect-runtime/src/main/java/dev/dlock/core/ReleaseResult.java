@@ -5,9 +5,11 @@ public enum ReleaseResult {
     /** The owner matched; the key is deleted now and waiters were told it is free. */
     RELEASED,
     /**
-     * The key was already free and nobody acquired it after this owner: an earlier attempt of the
-     * same release freed it (its reply was lost, or the client retried), or the lease ran out with
-     * nobody taking the key since. Safe to repeat: the engine tells the two apart by the lease's expiry.
+     * The key was already free and nobody acquired it after this owner, so no other holder can have
+     * overlapped: an earlier attempt of the same release freed it (its reply was lost, or the client
+     * retried), or the key ran out or was deleted with nobody taking it since. The engine counts it
+     * as a release while the lease surely lived (only its own earlier attempt explains it then), and
+     * as a lost lease after that.
      */
     ALREADY_FREE,
     /** The key is held by another owner, or another owner acquired it since, or the store lost its record: the lease was lost. */

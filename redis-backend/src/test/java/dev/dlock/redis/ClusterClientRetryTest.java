@@ -128,10 +128,16 @@ class ClusterClientRetryTest {
         return stall;
     }
 
-    /** A one-node cluster owning every slot, with {@code DEBUG} allowed from loopback (Redis 7 refuses it by default). */
+    /**
+     * A one-node cluster owning every slot, with {@code DEBUG} allowed from loopback: Redis 7 refuses
+     * it by default, and Redis 6.2 (the embedded binary on a machine without Redis) knows no such option.
+     */
     private static RedisServerProcess startSingleNodeClusterWithDebugCommand() {
-        RedisServerProcess node = RedisServerProcess.start(List.of("--cluster-enabled", "yes",
-                "--cluster-config-file", "nodes.conf", "--enable-debug-command", "local"));
+        List<String> arguments = new java.util.ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"));
+        if (ClusterNodes.majorVersion("redis_version:" + binaryVersion()) >= 7) {
+            arguments.addAll(List.of("--enable-debug-command", "local"));
+        }
+        RedisServerProcess node = RedisServerProcess.start(arguments);
         try (Jedis admin = node.admin()) {
             admin.clusterAddSlots(IntStream.range(0, 16384).toArray());
             RedisTestSupport.await("cluster_state:ok", Duration.ofSeconds(10),
@@ -141,5 +147,12 @@ class ClusterClientRetryTest {
             throw e;
         }
         return node;
+    }
+
+    /** The version of the redis-server binary the tests run, read from a short-lived server. */
+    private static String binaryVersion() {
+        try (RedisServerProcess probe = RedisServerProcess.start()) {
+            return probe.version();
+        }
     }
 }

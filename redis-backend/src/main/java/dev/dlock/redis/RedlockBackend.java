@@ -207,8 +207,7 @@ public final class RedlockBackend implements LockBackend {
             }
             int answered = granted.size() + held;
             if (answered < quorum) {
-                throw new LockBackendException("Redlock tryAcquire of key '" + key + "': only " + answered + " of "
-                        + nodes.size() + " Redis masters answered, " + quorum + " needed", view.firstFailure());
+                throw tooFewAnswered("tryAcquire of key '" + key + "'", answered, view);
             }
             if (granted.size() >= quorum) {
                 log.debug("Redlock acquire of key '{}' took {} ms, beyond the validity of a {} ms lease; released",
@@ -287,8 +286,7 @@ public final class RedlockBackend implements LockBackend {
             return released > 0 ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
         }
         if (view.answered() < quorum) {
-            throw new LockBackendException("Redlock release of key '" + key + "': only " + view.answered() + " of "
-                    + nodes.size() + " Redis masters answered, " + quorum + " needed", view.firstFailure());
+            throw tooFewAnswered("release of key '" + key + "'", view.answered(), view);
         }
         return ReleaseResult.NOT_OWNER;
     }
@@ -302,9 +300,8 @@ public final class RedlockBackend implements LockBackend {
         }
         View<List<RenewalResult>> view = onEveryNode(node -> node.renew(batch), answers -> renewDecided(answers, batch.size()));
         if (view.answered() < quorum) {
-            throw new LockBackendException("Redlock renew of " + batch.size() + " keys starting with '"
-                    + batch.get(0).key() + "': only " + view.answered() + " of " + nodes.size()
-                    + " Redis masters answered, " + quorum + " needed", view.firstFailure());
+            throw tooFewAnswered("renew of " + batch.size() + " keys starting with '" + batch.get(0).key() + "'",
+                    view.answered(), view);
         }
         List<RenewalResult> results = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
@@ -346,8 +343,7 @@ public final class RedlockBackend implements LockBackend {
         View<Long> view = onEveryNode(RedisLockBackend::ping,
                 answers -> answers.answered() >= quorum || answers.failed() > nodes.size() - quorum);
         if (view.answered() < quorum) {
-            throw new LockBackendException("Redlock ping: only " + view.answered() + " of " + nodes.size()
-                    + " Redis masters answered, " + quorum + " needed", view.firstFailure());
+            throw tooFewAnswered("ping", view.answered(), view);
         }
         return System.nanoTime() - start;
     }
@@ -475,6 +471,20 @@ public final class RedlockBackend implements LockBackend {
             }
         }
         return true;
+    }
+
+    /** "Only A of N answered (F failed, P not heard from), Q needed": P are masters still busy when the outcome was decided. */
+    private LockBackendException tooFewAnswered(String operation, int answered, View<?> view) {
+        List<String> missing = new ArrayList<>(2);
+        if (view.failed() > 0) {
+            missing.add(view.failed() + " failed");
+        }
+        if (view.pending() > 0) {
+            missing.add(view.pending() + " not heard from");
+        }
+        return new LockBackendException("Redlock " + operation + ": only " + answered + " of " + nodes.size()
+                + " Redis masters answered" + (missing.isEmpty() ? "" : " (" + String.join(", ", missing) + ")")
+                + ", " + quorum + " needed", view.firstFailure());
     }
 
     private static long remainingValidityMillis(long start, long leaseMillis) {

@@ -260,7 +260,7 @@ class RedlockFaultTest {
         }, "interrupted-acquirer");
         acquiring.setDaemon(true);
         acquiring.start();
-        awaitCondition(ready, "the acquire reached the masters");
+        RedisTestSupport.await("the acquire reached the masters", Duration.ofSeconds(10), ready);
         assertThat(interruptedAtExit).as("still waiting for the stalled masters").isNotDone();
         long interruptedAt = System.nanoTime();
         acquiring.interrupt();
@@ -304,7 +304,8 @@ class RedlockFaultTest {
     }
 
     private static void awaitNotHeldBy(int master, String key, String owner) {
-        awaitCondition(() -> !holds(master, key, owner), "master " + master + " no longer holds '" + key + "' for " + owner);
+        RedisTestSupport.await("master " + master + " no longer holds '" + key + "' for " + owner, Duration.ofSeconds(10),
+                () -> !holds(master, key, owner));
     }
 
     private static void awaitFreeOnEveryMaster(String key) {
@@ -318,14 +319,6 @@ class RedlockFaultTest {
                     sleepBriefly();
                 }
             }
-        }
-    }
-
-    private static void awaitCondition(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waiting until %s", what).isLessThan(deadline);
-            sleepBriefly();
         }
     }
 

@@ -1,18 +1,27 @@
 package dev.dlock.redis;
 
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntFunction;
+import java.util.function.Predicate;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,18 +42,36 @@ import redis.clients.jedis.UnifiedJedis;
  * single-Redis {@link RedisLockBackend}; this class only fans out and counts.
  *
  * <ul>
- *   <li>Acquire: the acquire script on every master in parallel. Success needs a quorum and a
- *       positive validity {@code lease - elapsed - drift}, drift being 1 % of the lease plus 2 ms
- *       (the Redis documentation's figures); otherwise the key is released on every master.</li>
- *   <li>Fencing token: the largest token among the masters that granted the lock. That maximum is
- *       then written back to those masters' counters (raised, never lowered), so the next quorum,
- *       which shares at least one master with this one, issues a larger token. A master that lost
+ *   <li>Acquire: the acquire script on every master in parallel, waited for until the outcome is
+ *       known (a quorum granted, or a quorum can no longer grant), at most the lease or the
+ *       operation timeout, whichever is shorter. Success needs a quorum and a positive validity
+ *       {@code lease - elapsed - drift}, drift being 1 % of the lease plus 2 ms (the Redis
+ *       documentation's figures), checked again after the fencing raise below.</li>
+ *   <li>Fencing token: the largest token among the masters that granted the lock. It is handed out
+ *       only once at least {@code N - quorum + 1} masters hold a fencing counter at least that large
+ *       (their own token was the largest, or their counter was raised to it), so that every later
+ *       quorum contains one of them and issues a larger token. When too few counters could be raised
+ *       the lock is released and the acquire throws {@link LockBackendException}. A master that lost
  *       its counter (restart, expiry) restarts it at its clock in microseconds, as a single Redis does.</li>
- *   <li>Renew: on every master; a lease is renewed only when a quorum renewed it, otherwise it is
- *       reported {@code TAKEN} or {@code EXPIRED}, whichever the answering masters said more often.</li>
- *   <li>Release: on every master; {@code RELEASED} only when a quorum still held it for the owner.</li>
+ *   <li>Whenever an acquire does not hand the lock out (held by others, a split vote, the validity
+ *       gone, an error, an interrupt) the key is released on every master that may have taken it:
+ *       those that granted it, those whose reply was lost (released until they answer, at most until
+ *       the lease has surely ended), and those still busy (released once they answer). A later acquire
+ *       by the same owner waits, on each master, until such a release is done, so a late release never
+ *       deletes what the later acquire took.</li>
+ *   <li>Interrupt: a thread interrupted before or during an acquire gets {@code Held(-1)} at once,
+ *       with its interrupt flag still set, while the releases run in the background; the engine
+ *       reports that as a {@code LockNotAcquiredException} with reason {@code INTERRUPTED}.</li>
+ *   <li>Renew, release and ping return as soon as the masters that answered decide the outcome; a
+ *       stalled master costs them nothing once a quorum agrees. Renew: an entry is {@code RENEWED}
+ *       when a quorum renewed it, otherwise {@code TAKEN} or {@code EXPIRED}, whichever the answering
+ *       masters said more often. Release: {@code RELEASED} (or {@code ALREADY_FREE} when no master
+ *       still held it) when a quorum no longer holds the key for the owner. They wait through an
+ *       interrupt (bounded by the operation timeout) and set the interrupt flag again.</li>
  *   <li>Fewer than a quorum of masters answering is a {@link LockBackendException}, never "held".</li>
  * </ul>
+ *
+ * <p>Each master has its own call threads, so a stalled master only ever ties up its own.
  *
  * <p>What this does not promise: safety rests on bounded clock drift and on the holder finishing
  * within the validity. A GC pause, a stopped VM or a clock jump longer than the remaining lease
@@ -55,43 +82,42 @@ public final class RedlockBackend implements LockBackend {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
 
-    /** How long one fan-out waits for the slowest master when nothing else is configured. */
+    /** How long one fan-out waits for masters that could still change its outcome when nothing else is configured. */
     public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(5);
 
     private static final long DRIFT_CONSTANT_MILLIS = 2;
     private static final int DRIFT_PERCENT = 1;
     private static final int THREADS_PER_NODE = 16;
+    private static final int QUEUED_CALLS_PER_NODE = 10_000;
+    private static final long CLEANUP_FIRST_PAUSE_MILLIS = 50;
+    private static final long CLEANUP_MAX_PAUSE_MILLIS = 1_000;
+    /** Not acquired and no holder's lease to wait for: the engine backs off, or reports INTERRUPTED for an interrupted thread. */
+    private static final AcquireResult NOT_ACQUIRED = new AcquireResult.Held(-1);
 
-    private final List<RedisLockBackend> nodes;
+    private final List<Node> nodes;
     private final int quorum;
+    private final int safeCountersNeeded;
     private final long operationTimeoutNanos;
-    private final ThreadPoolExecutor executor;
     private final RedlockReleaseNotices releaseNotices;
 
     private RedlockBackend(Builder builder) {
-        List<RedisLockBackend> created = new ArrayList<>(builder.masters.size());
+        List<Node> created = new ArrayList<>(builder.masters.size());
         for (UnifiedJedis master : builder.masters) {
-            created.add(RedisLockBackend.builder(master)
+            created.add(new Node(created.size(), RedisLockBackend.builder(master)
                     .keyPrefix(builder.keyPrefix)
                     .fencingCounterTtl(builder.fencingCounterTtl)
                     .renewalBatchSize(builder.renewalBatchSize)
                     .cluster(false)
-                    .build());
+                    .build()));
         }
         this.nodes = List.copyOf(created);
         this.quorum = nodes.size() / 2 + 1;
+        // Every quorum shares a master with any N - quorum + 1 masters.
+        this.safeCountersNeeded = nodes.size() - quorum + 1;
         this.operationTimeoutNanos = builder.operationTimeout.toNanos();
-        AtomicInteger threadNumber = new AtomicInteger();
-        // Direct hand-off and caller-runs: a burst never queues behind a slow master, and never grows without bound.
-        this.executor = new ThreadPoolExecutor(0, nodes.size() * THREADS_PER_NODE, 60, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), task -> {
-                    Thread thread = new Thread(task, "dlock-redlock-" + threadNumber.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                }, new ThreadPoolExecutor.CallerRunsPolicy());
         List<ReleaseNotices> perNode = new ArrayList<>();
-        for (RedisLockBackend node : nodes) {
-            perNode.add(node.releaseNotices().orElseThrow());
+        for (Node node : nodes) {
+            perNode.add(node.store.releaseNotices().orElseThrow());
         }
         this.releaseNotices = new RedlockReleaseNotices(perNode);
     }
@@ -116,85 +142,151 @@ public final class RedlockBackend implements LockBackend {
         return leaseMillis * DRIFT_PERCENT / 100 + DRIFT_CONSTANT_MILLIS;
     }
 
-    /** Takes {@code key} on a quorum of masters within the validity, or releases what it took and reports who holds it. */
+    /**
+     * Takes {@code key} on a quorum of masters within the validity with a fencing token that every
+     * later quorum exceeds; otherwise releases it wherever it may have been taken and reports who
+     * holds it. An interrupted thread gets {@code Held(-1)} at once with its interrupt flag kept.
+     *
+     * @throws LockBackendException when fewer than a quorum of masters answered, or when the token
+     *         could not be made safe (see the class comment); the key is released in both cases
+     */
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
         RedisLockBackend.requireOwner(owner);
         if (leaseMillis <= 0) {
             throw new IllegalArgumentException("leaseMillis must be positive, got " + leaseMillis);
         }
+        if (Thread.currentThread().isInterrupted()) {
+            return NOT_ACQUIRED;
+        }
         long start = System.nanoTime();
-        long timeoutNanos = Math.min(operationTimeoutNanos, TimeUnit.MILLISECONDS.toNanos(leaseMillis));
-        List<Answer<AcquireResult>> answers = onEveryNode(node -> node.tryAcquire(key, owner, leaseMillis), timeoutNanos);
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + 1;
-        long validityMillis = leaseMillis - elapsedMillis - driftMillis(leaseMillis);
-
-        List<RedisLockBackend> granted = new ArrayList<>();
-        long maxToken = Long.MIN_VALUE;
-        int held = 0;
-        long minHeldTtl = Long.MAX_VALUE;
-        for (int i = 0; i < answers.size(); i++) {
-            AcquireResult result = answers.get(i).value;
-            if (result instanceof AcquireResult.Acquired acquired) {
-                granted.add(nodes.get(i));
-                maxToken = Math.max(maxToken, acquired.fencingToken());
-            } else if (result instanceof AcquireResult.Held holder) {
-                held++;
-                if (holder.remainingTtlMillis() >= 0) {
-                    minHeldTtl = Math.min(minHeldTtl, holder.remainingTtlMillis());
+        KeyOwner attempt = new KeyOwner(key, owner);
+        FanOut<AcquireResult> votes = new FanOut<>(nodes, node -> node.tryAcquire(key, owner, leaseMillis));
+        for (int i = 0; i < nodes.size(); i++) {
+            int target = i;
+            CompletableFuture<Void> earlierRelease = nodes.get(i).pendingReleases.get(attempt);
+            if (earlierRelease == null) {
+                votes.start(target);
+            } else {
+                earlierRelease.whenComplete((ignored, failure) -> votes.start(target));
+            }
+        }
+        boolean handedOut = false;
+        boolean interrupted = false;
+        try {
+            long answerDeadline = start + Math.min(operationTimeoutNanos, TimeUnit.MILLISECONDS.toNanos(leaseMillis));
+            View<AcquireResult> view = votes.await(this::acquireDecided, answerDeadline);
+            rethrowUnexpected(view);
+            List<Node> granted = new ArrayList<>();
+            List<Long> tokens = new ArrayList<>();
+            int held = 0;
+            long minHeldTtl = Long.MAX_VALUE;
+            for (int i = 0; i < nodes.size(); i++) {
+                AcquireResult result = view.value(i);
+                if (result instanceof AcquireResult.Acquired acquired) {
+                    granted.add(nodes.get(i));
+                    tokens.add(acquired.fencingToken());
+                } else if (result instanceof AcquireResult.Held holder) {
+                    held++;
+                    if (holder.remainingTtlMillis() >= 0) {
+                        minHeldTtl = Math.min(minHeldTtl, holder.remainingTtlMillis());
+                    }
                 }
             }
-        }
-        if (granted.size() >= quorum && validityMillis > 0) {
-            long token = maxToken;
-            onNodes(granted, node -> {
-                node.raiseFencingCounter(key, token);
-                return Boolean.TRUE;
-            }, operationTimeoutNanos);
-            return new AcquireResult.Acquired(token);
-        }
-        // Also release where the answer was lost: the SET may have run there.
-        List<RedisLockBackend> mayHoldIt = new ArrayList<>(granted);
-        for (int i = 0; i < answers.size(); i++) {
-            if (answers.get(i).failure != null) {
-                mayHoldIt.add(nodes.get(i));
+            if (granted.size() >= quorum && remainingValidityMillis(start, leaseMillis) > 0) {
+                long token = tokens.stream().mapToLong(Long::longValue).max().orElseThrow();
+                makeTokenSafe(key, token, granted, tokens, start, leaseMillis);
+                long validityMillis = remainingValidityMillis(start, leaseMillis);
+                if (validityMillis <= 0) {
+                    log.debug("Redlock acquire of key '{}' took {} ms with the fencing raise, beyond the validity of a {} ms lease; released",
+                            key, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), leaseMillis);
+                    return NOT_ACQUIRED;
+                }
+                handedOut = true;
+                return new AcquireResult.Acquired(token);
+            }
+            int answered = granted.size() + held;
+            if (answered < quorum) {
+                throw tooFewAnswered("tryAcquire of key '" + key + "'", answered, view);
+            }
+            if (granted.size() >= quorum) {
+                log.debug("Redlock acquire of key '{}' took {} ms, beyond the validity of a {} ms lease; released",
+                        key, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), leaseMillis);
+            }
+            // A majority held by others: wait for their lease. A split vote or an expired validity: retry after a backoff.
+            return new AcquireResult.Held(held >= quorum && minHeldTtl != Long.MAX_VALUE ? minHeldTtl : -1);
+        } catch (InterruptedException e) {
+            interrupted = true;
+            Thread.currentThread().interrupt();
+            return NOT_ACQUIRED;
+        } finally {
+            if (handedOut) {
+                // A master still answering joins the lock the holder renews and releases; nothing to undo.
+                votes.close(null);
+            } else {
+                releaseAfterFailedAcquire(votes, attempt, leaseMillis, start, !interrupted);
             }
         }
-        onNodes(mayHoldIt, node -> node.release(key, owner, 0), operationTimeoutNanos);
-        int answered = granted.size() + held;
-        if (answered < quorum) {
-            throw new LockBackendException("Redlock tryAcquire of key '" + key + "': only " + answered + " of "
-                    + nodes.size() + " Redis masters answered, " + quorum + " needed", firstFailure(answers));
-        }
-        if (granted.size() >= quorum) {
-            log.debug("Redlock acquire of key '{}' took {} ms, beyond the validity of a {} ms lease; released",
-                    key, elapsedMillis, leaseMillis);
-        }
-        // A majority held by others: wait for their lease. A split vote or an expired validity: retry after a backoff.
-        return new AcquireResult.Held(held >= quorum && minHeldTtl != Long.MAX_VALUE ? minHeldTtl : -1);
     }
 
-    /** Releases on every master; {@code RELEASED} when a quorum still held the key for {@code owner}. */
+    /**
+     * Raises the fencing counters of granting masters whose own token was lower, and waits until at
+     * least {@link #safeCountersNeeded} masters hold a counter of at least {@code token}, no longer
+     * than the validity lasts. Throws when that many cannot be reached; returns when they are, or
+     * when the validity ran out first (the caller then checks the validity).
+     */
+    private void makeTokenSafe(String key, long token, List<Node> granted, List<Long> tokens, long start, long leaseMillis)
+            throws InterruptedException {
+        List<Node> behind = new ArrayList<>();
+        for (int i = 0; i < granted.size(); i++) {
+            if (tokens.get(i) < token) {
+                behind.add(granted.get(i));
+            }
+        }
+        if (behind.isEmpty()) {
+            return;
+        }
+        int alreadySafe = granted.size() - behind.size();
+        // Every master behind is raised, not only as many as safety needs: a repeated release is recognised
+        // (ALREADY_FREE) on the masters whose counter equals the token handed out.
+        FanOut<Boolean> raise = new FanOut<>(behind, node -> {
+            node.raiseFencingCounter(key, token);
+            return Boolean.TRUE;
+        });
+        raise.startAll();
+        long validityDeadline = start + TimeUnit.MILLISECONDS.toNanos(leaseMillis - driftMillis(leaseMillis) - 1);
+        long deadline = Math.min(System.nanoTime() + operationTimeoutNanos, validityDeadline);
+        View<Boolean> raised;
+        try {
+            raised = raise.await(view -> view.unexpected() != null
+                    || alreadySafe + view.answered() >= safeCountersNeeded
+                    || alreadySafe + view.answered() + view.pending() < safeCountersNeeded, deadline);
+        } finally {
+            raise.close(null, false);
+        }
+        rethrowUnexpected(raised);
+        int safe = alreadySafe + raised.answered();
+        boolean impossible = safe + raised.pending() < safeCountersNeeded;
+        if (safe < safeCountersNeeded && (impossible || remainingValidityMillis(start, leaseMillis) > 0)) {
+            throw new LockBackendException("Redlock tryAcquire of key '" + key + "': fencing token " + token
+                    + " is safe (fencing counter at least as large) on only " + safe + " of " + nodes.size()
+                    + " Redis masters, " + safeCountersNeeded + " needed so that every later quorum issues a larger"
+                    + " token; the lock was released and the token not handed out", raised.firstFailure());
+        }
+    }
+
+    /** Releases on every master; {@code RELEASED} when a quorum no longer holds the key for {@code owner}. */
     @Override
     public ReleaseResult release(String key, String owner, long fencingToken) {
         RedisLockBackend.requireOwner(owner);
-        List<Answer<ReleaseResult>> answers = onEveryNode(node -> node.release(key, owner, fencingToken), operationTimeoutNanos);
-        int released = 0;
-        int answered = 0;
-        for (Answer<ReleaseResult> answer : answers) {
-            if (answer.value != null) {
-                answered++;
-                if (answer.value != ReleaseResult.NOT_OWNER) {
-                    released++;
-                }
-            }
+        View<ReleaseResult> view = onEveryNode(node -> node.release(key, owner, fencingToken), this::releaseDecided);
+        int released = view.count(result -> result == ReleaseResult.RELEASED);
+        int freed = released + view.count(result -> result == ReleaseResult.ALREADY_FREE);
+        if (freed >= quorum) {
+            return released > 0 ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
         }
-        if (released >= quorum) {
-            return ReleaseResult.RELEASED;
-        }
-        if (answered < quorum) {
-            throw new LockBackendException("Redlock release of key '" + key + "': only " + answered + " of "
-                    + nodes.size() + " Redis masters answered, " + quorum + " needed", firstFailure(answers));
+        if (view.answered() < quorum) {
+            throw tooFewAnswered("release of key '" + key + "'", view.answered(), view);
         }
         return ReleaseResult.NOT_OWNER;
     }
@@ -206,33 +298,17 @@ public final class RedlockBackend implements LockBackend {
         if (batch.isEmpty()) {
             return List.of();
         }
-        List<Answer<List<RenewalResult>>> answers = onEveryNode(node -> node.renew(batch), operationTimeoutNanos);
-        int answered = 0;
-        for (Answer<List<RenewalResult>> answer : answers) {
-            if (answer.value != null) {
-                answered++;
-            }
-        }
-        if (answered < quorum) {
-            throw new LockBackendException("Redlock renew of " + batch.size() + " keys starting with '"
-                    + batch.get(0).key() + "': only " + answered + " of " + nodes.size() + " Redis masters answered, "
-                    + quorum + " needed", firstFailure(answers));
+        View<List<RenewalResult>> view = onEveryNode(node -> node.renew(batch), answers -> renewDecided(answers, batch.size()));
+        if (view.answered() < quorum) {
+            throw tooFewAnswered("renew of " + batch.size() + " keys starting with '" + batch.get(0).key() + "'",
+                    view.answered(), view);
         }
         List<RenewalResult> results = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
-            int renewed = 0;
-            int taken = 0;
-            int expired = 0;
-            for (Answer<List<RenewalResult>> answer : answers) {
-                if (answer.value == null) {
-                    continue;
-                }
-                switch (answer.value.get(i)) {
-                    case RENEWED -> renewed++;
-                    case TAKEN -> taken++;
-                    case EXPIRED -> expired++;
-                }
-            }
+            int entry = i;
+            int renewed = view.count(answer -> answer.get(entry) == RenewalResult.RENEWED);
+            int taken = view.count(answer -> answer.get(entry) == RenewalResult.TAKEN);
+            int expired = view.count(answer -> answer.get(entry) == RenewalResult.EXPIRED);
             if (renewed >= quorum) {
                 results.add(RenewalResult.RENEWED);
             } else {
@@ -251,7 +327,7 @@ public final class RedlockBackend implements LockBackend {
     /** The configured renewal batch size, which every master accepts. */
     @Override
     public int maxRenewalBatchSize() {
-        return nodes.get(0).maxRenewalBatchSize();
+        return nodes.get(0).store.maxRenewalBatchSize();
     }
 
     /** Notices from every master: a release seen on any of them wakes the waiter. */
@@ -260,75 +336,429 @@ public final class RedlockBackend implements LockBackend {
         return Optional.of(releaseNotices);
     }
 
-    /** Pings every master in parallel; succeeds when a quorum answered and returns the whole fan-out's time in nanoseconds. */
+    /** Pings every master in parallel; succeeds once a quorum answered and returns the time that took, in nanoseconds. */
     @Override
     public long ping() {
         long start = System.nanoTime();
-        List<Answer<Long>> answers = onEveryNode(RedisLockBackend::ping, operationTimeoutNanos);
-        long answered = answers.stream().filter(answer -> answer.value != null).count();
-        if (answered < quorum) {
-            throw new LockBackendException("Redlock ping: only " + answered + " of " + nodes.size()
-                    + " Redis masters answered, " + quorum + " needed", firstFailure(answers));
+        View<Long> view = onEveryNode(RedisLockBackend::ping,
+                answers -> answers.answered() >= quorum || answers.failed() > nodes.size() - quorum);
+        if (view.answered() < quorum) {
+            throw tooFewAnswered("ping", view.answered(), view);
         }
         return System.nanoTime() - start;
     }
 
-    /** Closes every master's notice subscriber and the fan-out threads; the clients stay open. */
+    /** Closes every master's notice subscriber and the call threads; the clients stay open. */
     @Override
     public void close() {
-        for (RedisLockBackend node : nodes) {
-            node.close();
+        for (Node node : nodes) {
+            node.store.close();
+            node.executor.shutdown();
         }
-        executor.shutdown();
     }
 
-    private <T> List<Answer<T>> onEveryNode(Function<RedisLockBackend, T> call, long timeoutNanos) {
-        return onNodes(nodes, call, timeoutNanos);
+    private boolean acquireDecided(View<AcquireResult> view) {
+        int granted = view.count(result -> result instanceof AcquireResult.Acquired);
+        return view.unexpected() != null || granted >= quorum
+                || granted + view.pending() < quorum && quorumAnsweredOrUnreachable(view);
     }
 
-    /** Runs {@code call} on each node in parallel; a node that fails or does not answer within the timeout gets a failed answer. */
-    private <T> List<Answer<T>> onNodes(List<RedisLockBackend> targets, Function<RedisLockBackend, T> call,
-                                        long timeoutNanos) {
-        List<Future<T>> futures = new ArrayList<>(targets.size());
-        for (RedisLockBackend node : targets) {
-            futures.add(executor.submit(() -> call.apply(node)));
+    private boolean releaseDecided(View<ReleaseResult> view) {
+        int freed = view.count(result -> result != ReleaseResult.NOT_OWNER);
+        return view.unexpected() != null || freed >= quorum
+                || freed + view.pending() < quorum && quorumAnsweredOrUnreachable(view);
+    }
+
+    private boolean renewDecided(View<List<RenewalResult>> view, int entries) {
+        if (view.unexpected() != null) {
+            return true;
         }
-        long deadline = System.nanoTime() + timeoutNanos;
-        List<Answer<T>> answers = new ArrayList<>(targets.size());
-        for (Future<T> future : futures) {
-            try {
-                answers.add(new Answer<>(future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), null));
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (!(cause instanceof LockBackendException)) {
-                    // A programming error (bad argument), not an unreachable master: do not count it as a vote.
-                    futures.forEach(f -> f.cancel(false));
-                    throw cause instanceof RuntimeException runtime ? runtime : new IllegalStateException(cause);
+        if (!quorumAnsweredOrUnreachable(view)) {
+            return false;
+        }
+        for (int i = 0; i < entries; i++) {
+            int entry = i;
+            int renewed = view.count(answer -> answer.get(entry) == RenewalResult.RENEWED);
+            if (renewed < quorum && renewed + view.pending() >= quorum) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True when a quorum answered, or so many failed that a quorum never will: either way the masters still busy cannot change the outcome's kind. */
+    private boolean quorumAnsweredOrUnreachable(View<?> view) {
+        return view.answered() >= quorum || view.failed() > nodes.size() - quorum;
+    }
+
+    /** Runs {@code call} on every master and waits, through interrupts, until {@code decided} or the operation timeout. */
+    private <T> View<T> onEveryNode(Function<RedisLockBackend, T> call, Predicate<View<T>> decided) {
+        FanOut<T> fanOut = new FanOut<>(nodes, call);
+        fanOut.startAll();
+        View<T> view;
+        try {
+            view = fanOut.awaitUninterruptibly(decided, System.nanoTime() + operationTimeoutNanos);
+        } finally {
+            fanOut.close(null);
+        }
+        rethrowUnexpected(view);
+        return view;
+    }
+
+    /**
+     * Releases the key of a failed acquire on every master that may hold it; waits, when asked and
+     * at most the operation timeout, for the masters that answered, never for those still busy.
+     */
+    private void releaseAfterFailedAcquire(FanOut<AcquireResult> votes, KeyOwner attempt, long leaseMillis, long start,
+                                           boolean waitForAnswered) {
+        try {
+            // Past the lease plus one operation, the key has expired on every master that took it in time.
+            long giveUpAt = start + TimeUnit.MILLISECONDS.toNanos(leaseMillis) + operationTimeoutNanos;
+            View<AcquireResult> last = votes.close(i -> {
+                Node node = nodes.get(i);
+                CompletableFuture<Void> done = node.registerRelease(attempt);
+                return answer -> releaseIfItMayHold(node, attempt, answer, giveUpAt, done);
+            });
+            List<CompletableFuture<Void>> answeredReleases = new ArrayList<>();
+            for (int i = 0; i < nodes.size(); i++) {
+                Answer<AcquireResult> answer = last.answers().get(i);
+                if (answer != null && mayHoldIt(answer)) {
+                    Node node = nodes.get(i);
+                    CompletableFuture<Void> done = node.registerRelease(attempt);
+                    releaseIfItMayHold(node, attempt, answer, giveUpAt, done);
+                    if (answer.value() != null) {
+                        answeredReleases.add(done);
+                    }
                 }
-                answers.add(new Answer<>(null, cause));
-            } catch (TimeoutException e) {
-                future.cancel(false);
-                answers.add(new Answer<>(null, e));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                futures.forEach(f -> f.cancel(false));
-                throw new LockBackendException("Interrupted while waiting for the Redis masters", e);
             }
+            if (waitForAnswered && !answeredReleases.isEmpty()) {
+                CompletableFuture.allOf(answeredReleases.toArray(CompletableFuture[]::new))
+                        .get(operationTimeoutNanos, TimeUnit.NANOSECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            log.debug("Redlock release of key '{}' after a failed acquire did not finish in time: {}", attempt.key(), e.toString());
         }
-        return answers;
     }
 
-    private static Throwable firstFailure(List<? extends Answer<?>> answers) {
-        for (Answer<?> answer : answers) {
-            if (answer.failure != null) {
-                return answer.failure;
+    private void releaseIfItMayHold(Node node, KeyOwner attempt, Answer<AcquireResult> answer, long giveUpAt,
+                                    CompletableFuture<Void> done) {
+        if (!mayHoldIt(answer)) {
+            done.complete(null);
+            return;
+        }
+        // After a lost reply the acquire may still sit unread in the master's socket: only a release
+        // sent after another release was answered surely runs after it.
+        int answersNeeded = answer.value() != null ? 1 : 2;
+        new Release(node, attempt, answersNeeded, giveUpAt, done).submit();
+    }
+
+    private static boolean mayHoldIt(Answer<AcquireResult> answer) {
+        return answer.value() instanceof AcquireResult.Acquired || answer.failure() != null && mayHaveReached(answer.failure());
+    }
+
+    /** False only when the failure proves the command never left this JVM (connection refused, no pooled connection). */
+    private static boolean mayHaveReached(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ConnectException || cause instanceof NoSuchElementException) {
+                return false;
+            }
+            for (Throwable suppressed : cause.getSuppressed()) {
+                if (suppressed instanceof ConnectException) {
+                    return false;
+                }
             }
         }
-        return null;
+        return true;
+    }
+
+    /** "Only A of N answered (F failed, P not heard from), Q needed": P are masters still busy when the outcome was decided. */
+    private LockBackendException tooFewAnswered(String operation, int answered, View<?> view) {
+        List<String> missing = new ArrayList<>(2);
+        if (view.failed() > 0) {
+            missing.add(view.failed() + " failed");
+        }
+        if (view.pending() > 0) {
+            missing.add(view.pending() + " not heard from");
+        }
+        return new LockBackendException("Redlock " + operation + ": only " + answered + " of " + nodes.size()
+                + " Redis masters answered" + (missing.isEmpty() ? "" : " (" + String.join(", ", missing) + ")")
+                + ", " + quorum + " needed", view.firstFailure());
+    }
+
+    private static long remainingValidityMillis(long start, long leaseMillis) {
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + 1;
+        return leaseMillis - elapsedMillis - driftMillis(leaseMillis);
+    }
+
+    private static void rethrowUnexpected(View<?> view) {
+        Throwable unexpected = view.unexpected();
+        if (unexpected instanceof RuntimeException runtime) {
+            // A programming error (bad argument, unexpected reply), not an unreachable master: not a vote.
+            throw runtime;
+        }
+        if (unexpected instanceof Error error) {
+            throw error;
+        }
+    }
+
+    /** A key and the owner an acquire was for. */
+    private record KeyOwner(String key, String owner) {
+    }
+
+    /** One master: its single-Redis backend, its own call threads, and the releases of failed acquires still running on it. */
+    private static final class Node {
+
+        private final int index;
+        private final RedisLockBackend store;
+        private final ThreadPoolExecutor executor;
+        private final ConcurrentHashMap<KeyOwner, CompletableFuture<Void>> pendingReleases = new ConcurrentHashMap<>();
+
+        Node(int index, RedisLockBackend store) {
+            this.index = index;
+            this.store = store;
+            AtomicInteger threadNumber = new AtomicInteger();
+            this.executor = new ThreadPoolExecutor(THREADS_PER_NODE, THREADS_PER_NODE, 60, TimeUnit.SECONDS,
+                    new LinkedBlockingQueue<>(QUEUED_CALLS_PER_NODE), task -> {
+                        Thread thread = new Thread(task, "dlock-redlock-" + index + "-" + threadNumber.incrementAndGet());
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+            executor.allowCoreThreadTimeOut(true);
+        }
+
+        /** Runs {@code task} on this master's threads; false when closed or overloaded. */
+        boolean submit(Runnable task) {
+            try {
+                executor.execute(task);
+                return true;
+            } catch (RejectedExecutionException e) {
+                return false;
+            }
+        }
+
+        /** Registers a release for {@code attempt} that the returned future completes; acquires for it wait until then. */
+        CompletableFuture<Void> registerRelease(KeyOwner attempt) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            CompletableFuture<Void> registered = pendingReleases.merge(attempt, done,
+                    (earlier, added) -> CompletableFuture.allOf(earlier, added));
+            registered.whenComplete((ignored, failure) -> pendingReleases.remove(attempt, registered));
+            return done;
+        }
+    }
+
+    /** Releases a failed acquire's key on one master until it answered often enough, or until the lease surely ended. */
+    private static final class Release implements Runnable {
+
+        private final Node node;
+        private final KeyOwner attempt;
+        private final int answersNeeded;
+        private final long giveUpAt;
+        private final CompletableFuture<Void> done;
+        private int answers;
+        private long pauseMillis = CLEANUP_FIRST_PAUSE_MILLIS;
+
+        Release(Node node, KeyOwner attempt, int answersNeeded, long giveUpAt, CompletableFuture<Void> done) {
+            this.node = node;
+            this.attempt = attempt;
+            this.answersNeeded = answersNeeded;
+            this.giveUpAt = giveUpAt;
+            this.done = done;
+        }
+
+        void submit() {
+            if (!node.submit(this)) {
+                log.debug("Redlock master {} is closed or overloaded; key '{}' expires there with its lease", node.index, attempt.key());
+                done.complete(null);
+            }
+        }
+
+        @Override
+        public void run() {
+            try {
+                node.store.release(attempt.key(), attempt.owner(), 0);
+                if (++answers >= answersNeeded) {
+                    done.complete(null);
+                } else {
+                    submit();
+                }
+            } catch (RuntimeException e) {
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - giveUpAt >= 0) {
+                    log.warn("Redlock could not release key '{}' on master {} after a failed acquire ({}); it expires there with its lease",
+                            attempt.key(), node.index, e.toString());
+                    done.complete(null);
+                    return;
+                }
+                Executor later = CompletableFuture.delayedExecutor(pauseMillis, TimeUnit.MILLISECONDS);
+                pauseMillis = Math.min(pauseMillis * 2, CLEANUP_MAX_PAUSE_MILLIS);
+                later.execute(this::submit);
+            }
+        }
+    }
+
+    /**
+     * One call on several masters in parallel. The caller waits only until the answers so far decide
+     * the outcome; then {@link #close} stops it: calls not started never run, and a call still busy
+     * hands its answer to a late handler (or drops it).
+     */
+    private static final class FanOut<T> {
+
+        private final List<Node> targets;
+        private final Function<RedisLockBackend, T> call;
+        private final List<Answer<T>> answers;
+        private final boolean[] started;
+        private final List<Consumer<Answer<T>>> lateHandlers;
+        private boolean closed;
+        private boolean skipQueued;
+
+        FanOut(List<Node> targets, Function<RedisLockBackend, T> call) {
+            this.targets = targets;
+            this.call = call;
+            this.answers = new ArrayList<>(Collections.nCopies(targets.size(), null));
+            this.started = new boolean[targets.size()];
+            this.lateHandlers = new ArrayList<>(Collections.nCopies(targets.size(), null));
+        }
+
+        void startAll() {
+            for (int i = 0; i < targets.size(); i++) {
+                start(i);
+            }
+        }
+
+        void start(int target) {
+            if (!targets.get(target).submit(() -> run(target))) {
+                answer(target, new Answer<>(null, new LockBackendException("Redis master " + targets.get(target).index
+                        + " is closed, or has " + QUEUED_CALLS_PER_NODE + " calls queued", null)));
+            }
+        }
+
+        private void run(int target) {
+            synchronized (this) {
+                if (closed && skipQueued) {
+                    return;
+                }
+                started[target] = true;
+            }
+            Answer<T> answer;
+            try {
+                answer = new Answer<>(call.apply(targets.get(target).store), null);
+            } catch (RuntimeException | Error e) {
+                answer = new Answer<>(null, e);
+            }
+            answer(target, answer);
+        }
+
+        private void answer(int target, Answer<T> answer) {
+            Consumer<Answer<T>> lateHandler;
+            synchronized (this) {
+                if (!closed) {
+                    answers.set(target, answer);
+                    notifyAll();
+                    return;
+                }
+                lateHandler = lateHandlers.get(target);
+            }
+            if (lateHandler != null) {
+                lateHandler.accept(answer);
+            }
+        }
+
+        /** Waits until every target answered, {@code decided} holds, or the deadline passed. */
+        synchronized View<T> await(Predicate<View<T>> decided, long deadlineNanos) throws InterruptedException {
+            while (true) {
+                View<T> view = new View<>(new ArrayList<>(answers));
+                long remaining = deadlineNanos - System.nanoTime();
+                if (view.pending() == 0 || decided.test(view) || remaining <= 0) {
+                    return view;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, remaining);
+            }
+        }
+
+        /** {@link #await}, going on through interrupts (it stays bounded by the deadline) and setting the flag again after. */
+        View<T> awaitUninterruptibly(Predicate<View<T>> decided, long deadlineNanos) {
+            boolean interrupted = false;
+            try {
+                while (true) {
+                    try {
+                        return await(decided, deadlineNanos);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        /**
+         * Stops collecting: calls not started yet never run, and each call still busy hands its answer
+         * to {@code lateHandlerFor.apply(target)} (asked here, under this fan-out's lock); returns the
+         * answers so far.
+         */
+        synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor) {
+            return close(lateHandlerFor, true);
+        }
+
+        /** {@link #close(IntFunction)}; with {@code skipQueued} false, calls not started yet still run later, unheard. */
+        synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor, boolean skipQueued) {
+            if (!closed) {
+                closed = true;
+                this.skipQueued = skipQueued;
+                for (int i = 0; i < targets.size(); i++) {
+                    if (lateHandlerFor != null && started[i] && answers.get(i) == null) {
+                        lateHandlers.set(i, lateHandlerFor.apply(i));
+                    }
+                }
+            }
+            return new View<>(new ArrayList<>(answers));
+        }
     }
 
     /** One master's answer, or why there is none. */
     private record Answer<T>(T value, Throwable failure) {
+    }
+
+    /** The answers of a fan-out so far, one per target: null while that master is still busy. */
+    private record View<T>(List<Answer<T>> answers) {
+
+        T value(int target) {
+            Answer<T> answer = answers.get(target);
+            return answer == null ? null : answer.value();
+        }
+
+        int pending() {
+            return (int) answers.stream().filter(Objects::isNull).count();
+        }
+
+        int answered() {
+            return count(value -> true);
+        }
+
+        int failed() {
+            return (int) answers.stream().filter(answer -> answer != null && answer.failure() != null).count();
+        }
+
+        int count(Predicate<T> matching) {
+            return (int) answers.stream()
+                    .filter(answer -> answer != null && answer.failure() == null && matching.test(answer.value()))
+                    .count();
+        }
+
+        Throwable firstFailure() {
+            return answers.stream().filter(answer -> answer != null && answer.failure() != null)
+                    .map(Answer::failure).findFirst().orElse(null);
+        }
+
+        /** The first failure that is not an unreachable master (a bug or an unexpected reply), or null. */
+        Throwable unexpected() {
+            return answers.stream().filter(answer -> answer != null && answer.failure() != null
+                            && !(answer.failure() instanceof LockBackendException))
+                    .map(Answer::failure).findFirst().orElse(null);
+        }
     }
 
     /** Configures a {@link RedlockBackend}; every setting is validated when set. */
@@ -370,9 +800,10 @@ public final class RedlockBackend implements LockBackend {
         }
 
         /**
-         * The longest one fan-out waits for the slowest master (default 5 s; an acquire waits at most
-         * its lease). Give each client a socket timeout well below the lease, so a dead master costs
-         * little of the validity.
+         * The longest one fan-out waits for masters whose answers could still change its outcome
+         * (default 5 s; an acquire waits at most its lease). Once the answers decide the outcome, no
+         * call waits for the rest. Give each client a socket timeout well below the lease, so a dead
+         * master costs little of the validity.
          */
         public Builder operationTimeout(Duration operationTimeout) {
             if (operationTimeout == null || operationTimeout.toMillis() <= 0) {

@@ -117,7 +117,7 @@ class RedlockTest {
                 masters.get(4).kill();
                 long start = System.nanoTime();
                 assertThatThrownBy(() -> locks.acquire("three-dead-other", Duration.ofSeconds(30)))
-                        .isInstanceOf(LockBackendException.class).hasMessageContaining("2 of 5");
+                        .isInstanceOf(LockBackendException.class).hasMessageContaining("of 5 Redis masters answered (3 failed");
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).as("fails fast, not after the wait")
                         .isLessThan(Duration.ofSeconds(10));
                 assertThatThrownBy(() -> backend.tryAcquire("three-dead", "intruder", 10_000))
@@ -130,7 +130,9 @@ class RedlockTest {
         }
         for (int i : new int[] {0, 3}) {
             try (Jedis admin = masters.get(i).admin()) {
-                assertThat(admin.exists(KEYS.lockKey("three-dead-other"))).as("the failed attempt left nothing on master %d", i).isFalse();
+                // A master still answering when the attempt failed is released once its answer comes.
+                RedisTestSupport.await("the failed attempt left nothing on master " + i, Duration.ofSeconds(10),
+                        () -> !admin.exists(KEYS.lockKey("three-dead-other")));
             }
         }
     }

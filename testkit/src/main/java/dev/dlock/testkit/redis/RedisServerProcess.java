@@ -62,6 +62,7 @@ public final class RedisServerProcess implements AutoCloseable {
     private final String configText;
     private volatile Process process;
     private volatile boolean closed;
+    private volatile boolean suspended;
 
     private RedisServerProcess(Path binary, Path directory, int port, List<String> extraArguments, String configText) {
         this.binary = binary;
@@ -198,11 +199,36 @@ public final class RedisServerProcess implements AutoCloseable {
         awaitExit(current);
     }
 
+    /**
+     * Freezes the server with SIGSTOP, like a stalled host or a long GC pause: connections stay
+     * open and new ones are still accepted by the kernel, but no command runs and no reply is sent
+     * until {@link #resume()}. Killing, restarting and closing work on a suspended server.
+     */
+    public void suspend() {
+        signal("STOP");
+        suspended = true;
+    }
+
+    /** Lets a {@link #suspend() suspended} server run again (SIGCONT); it then runs the commands that queued up. */
+    public void resume() {
+        signal("CONT");
+        suspended = false;
+    }
+
+    /** True between {@link #suspend()} and {@link #resume()} (or a kill or restart). */
+    public boolean isSuspended() {
+        return suspended && isRunning();
+    }
+
     /** Stops the server gracefully (SIGTERM), killing it if it does not exit in time. */
     public void stop() {
         Process current = process;
         if (current == null) {
             return;
+        }
+        if (suspended && current.isAlive()) {
+            // A stopped process would only see SIGTERM after the timeout.
+            resume();
         }
         current.destroy();
         try {
@@ -343,6 +369,27 @@ public final class RedisServerProcess implements AutoCloseable {
                     + RedisBinaries.howToInstall(), e);
         }
         awaitPing();
+    }
+
+    private void signal(String signal) {
+        Process current = process;
+        if (current == null || !current.isAlive()) {
+            throw new IllegalStateException("Redis server on port " + port + " is not running");
+        }
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(current.pid()))
+                    .redirectErrorStream(true)
+                    .start();
+            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!kill.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + current.pid() + " failed: " + output);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot send SIG" + signal + " to redis-server " + current.pid(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while sending SIG" + signal + " to redis-server", e);
+        }
     }
 
     private void awaitPing() {

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.Test;
 
@@ -95,6 +101,48 @@ class RedisServerProcessTest {
             try (Jedis admin = server.admin()) {
                 assertThat(admin.clusterInfo()).contains("cluster_state:ok");
             }
+        }
+    }
+
+    @Test
+    void aSuspendedServerRunsNoCommandUntilResumedAndThenRunsTheQueuedOnes() throws Exception {
+        try (RedisServerProcess server = RedisServerProcess.start();
+             Jedis stalled = new Jedis(server.host(), server.port(), 300);
+             Jedis patient = new Jedis(server.host(), server.port(), 10_000)) {
+            server.suspend();
+            assertThat(server.isSuspended()).isTrue();
+            assertThatThrownBy(stalled::ping).as("no reply while suspended").isInstanceOf(JedisConnectionException.class);
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try {
+                Future<Long> queued = pool.submit(() -> patient.incr("queued"));
+                assertThatThrownBy(() -> queued.get(300, TimeUnit.MILLISECONDS)).as("no reply while suspended")
+                        .isInstanceOf(TimeoutException.class);
+                server.resume();
+                assertThat(server.isSuspended()).isFalse();
+                assertThat(queued.get(10, TimeUnit.SECONDS)).as("the command that waited ran after the resume").isEqualTo(1);
+            } finally {
+                pool.shutdownNow();
+            }
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.ping()).isEqualTo("PONG");
+            }
+        }
+    }
+
+    @Test
+    void aSuspendedServerCanBeKilledAndStopped() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            server.suspend();
+            server.kill();
+            assertThat(server.isRunning()).isFalse();
+            assertThat(server.isSuspended()).isFalse();
+            server.restart();
+            server.suspend();
+            long start = System.nanoTime();
+            server.stop();
+            assertThat(server.isRunning()).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("stopped without waiting for the kill timeout")
+                    .isLessThan(Duration.ofSeconds(5));
         }
     }
 

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
@@ -179,6 +180,46 @@ class RedlockFaultTest {
             }
             awaitFreeOnEveryMaster(key);
             outcome.assertNotAcquiredAndInterrupted();
+        }
+    }
+
+    /** Through the engine: an interrupted wait on Redlock ends as INTERRUPTED, keeps the flag, and leaves nothing locked. */
+    @Test
+    void anInterruptedLockManagerAcquireOnRedlockEndsInterruptedAndLeavesNothingLocked() throws Exception {
+        String key = "interrupted-manager";
+        for (int i = 0; i < 3; i++) {
+            masters.get(i).suspend();
+        }
+        try (RedlockBackend backend = RedlockBackend.builder(clients).build();
+             LockManager locks = LockManager.builder(backend).build()) {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            CompletableFuture<Boolean> interruptedAtExit = new CompletableFuture<>();
+            Thread acquiring = new Thread(() -> {
+                try (LockHandle ignored = locks.acquire(key, Duration.ofSeconds(30))) {
+                    failure.set(new AssertionError("acquired while 3 of 5 masters were stalled"));
+                } catch (RuntimeException e) {
+                    failure.set(e);
+                }
+                interruptedAtExit.complete(Thread.currentThread().isInterrupted());
+            }, "interrupted-manager");
+            acquiring.setDaemon(true);
+            acquiring.start();
+            RedisTestSupport.await("the acquire reached the healthy masters", Duration.ofSeconds(10),
+                    () -> lockedOn(3, key) && lockedOn(4, key));
+            acquiring.interrupt();
+            assertThat(interruptedAtExit.get(10, TimeUnit.SECONDS)).as("the interrupt flag is kept").isTrue();
+            assertThat(failure.get()).isInstanceOf(LockNotAcquiredException.class);
+            assertThat(((LockNotAcquiredException) failure.get()).reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED);
+            for (int i = 0; i < 3; i++) {
+                masters.get(i).resume();
+            }
+            awaitFreeOnEveryMaster(key);
+        }
+    }
+
+    private static boolean lockedOn(int master, String key) {
+        try (Jedis admin = masters.get(master).admin()) {
+            return admin.exists(KEYS.lockKey(key));
         }
     }
 

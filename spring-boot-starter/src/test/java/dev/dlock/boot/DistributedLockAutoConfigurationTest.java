@@ -109,6 +109,42 @@ class DistributedLockAutoConfigurationTest {
         });
     }
 
+    /** End to end: a stalled store (SIGSTOP) stalls the watchdog's renewal call, and health says DOWN until it answers again. */
+    @Test
+    void healthIsDownWhileTheWatchdogIsStalledOnASuspendedStore() {
+        try (RedisServerProcess own = RedisServerProcess.start()) {
+            runner.withPropertyValues("dlock.redis.url=" + own.uri(), "dlock.lease-time=300ms", "dlock.redis.timeout=10s")
+                    .run(context -> {
+                        LockManager locks = context.getBean(LockManager.class);
+                        LockStoreHealthIndicator indicator = context.getBean(LockStoreHealthIndicator.class);
+                        LockHandle watched = locks.acquire("health-stalled", Duration.ZERO);
+                        awaitCondition("a first renewal", () -> locks.watchdogRenewCallCount() > 0);
+                        own.suspend();
+                        try {
+                            // Not health() in the loop: before the stall shows, its PING would wait out the socket timeout.
+                            awaitCondition("the renewal call to stall", () -> locks.watchdogStalledCalls() == 1);
+                            Health health = indicator.health();
+                            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                            assertThat(health.getDetails()).containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 1);
+                            awaitCondition("the lease to read as not held while the store is stalled", () -> !watched.isHeld());
+                            assertThat(own.isSuspended()).isTrue();
+                        } finally {
+                            own.resume();
+                        }
+                        awaitCondition("health UP again", () -> indicator.health().getStatus().equals(Status.UP));
+                        assertThatThrownBy(watched::close).isInstanceOf(LockLostException.class);
+                    });
+        }
+    }
+
+    private static void awaitCondition(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for %s", what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
     @Test
     void propertiesTakeEffect() {
         runner.withPropertyValues(url(), "dlock.key-prefix=shop:", "dlock.wait-time=250ms", "dlock.lease-time=3s",

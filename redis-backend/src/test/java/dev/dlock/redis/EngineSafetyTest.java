@@ -200,47 +200,22 @@ class EngineSafetyTest {
     }
 
     /**
-     * Stops the Redis process with SIGSTOP for {@code seconds} (a stalled server: connections stay
-     * open, nothing answers) and returns once it no longer answers; the returned thread resumes it.
+     * Suspends the Redis process (SIGSTOP) for {@code seconds} — a stalled server: connections stay
+     * open, nothing answers — and returns once it no longer answers; the returned thread resumes it.
      */
     static Thread stallServer(RedisServerProcess server, int seconds) {
-        String pid;
-        try (Jedis admin = server.admin()) {
-            pid = admin.info("server").lines().filter(line -> line.startsWith("process_id:"))
-                    .findFirst().orElseThrow().substring("process_id:".length()).trim();
-        }
-        signal("STOP", pid);
+        server.suspend();
         Thread resumer = new Thread(() -> {
             try {
                 Thread.sleep(seconds * 1000L);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
-                signal("CONT", pid);
+                server.resume();
             }
         }, "redis-resumer");
         resumer.start();
-        await("Redis to stop answering", Duration.ofSeconds(5), () -> {
-            try (Jedis probe = new Jedis(server.host(), server.port(), 100)) {
-                probe.ping();
-                return false;
-            } catch (RuntimeException e) {
-                return true;
-            }
-        });
         return resumer;
-    }
-
-    private static void signal(String signal, String pid) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, pid).inheritIO().start();
-            assertThat(kill.waitFor()).as("kill -%s %s", signal, pid).isZero();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
     }
 
     /** A renewal call that dies with an Error must not leave its leases without renewals. */

@@ -234,38 +234,52 @@ public final class LockManager implements AutoCloseable {
         listener.onAcquireAttempt(name, key);
 
         KeyGate gate = enterGate(key);
-        boolean passed = false;
-        Lease lease = null;
-        LockNotAcquiredException.Reason failure;
+        StoreOutcome outcome;
         try {
-            failure = passGate(gate, request, deadline);
-            if (failure == null) {
-                passed = true;
-                Object outcome = acquireInStore(gate, request, key, deadline);
-                if (outcome instanceof Lease acquired) {
-                    lease = acquired;
-                } else {
-                    failure = (LockNotAcquiredException.Reason) outcome;
-                }
-            }
+            outcome = acquireThroughGate(gate, request, key, deadline);
         } catch (RuntimeException | Error e) {
+            leaveGate(key, gate);
             listener.onAcquireFailed(name, key, LockListener.AcquireFailure.ERROR, Duration.ofNanos(System.nanoTime() - start), e);
             throw e;
-        } finally {
-            if (lease == null) {
-                if (passed) {
-                    gate.leave();
-                }
-                leaveGate(key, gate);
-            }
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        if (lease == null) {
-            listener.onAcquireFailed(name, key, failureOf(failure), waited, null);
-            return new Attempt(null, failure, waited.toNanos());
+        if (outcome instanceof Taken taken) {
+            listener.onAcquired(name, key, taken.lease().fencingToken, waited);
+            return new Attempt(new LeaseHandle(taken.lease(), false), null, 0);
         }
-        listener.onAcquired(name, key, lease.fencingToken, waited);
-        return new Attempt(new LeaseHandle(lease, false), null, 0);
+        leaveGate(key, gate);
+        LockNotAcquiredException.Reason reason = ((Refused) outcome).reason();
+        listener.onAcquireFailed(name, key, failureOf(reason), waited, null);
+        return new Attempt(null, reason, waited.toNanos());
+    }
+
+    /** How one acquisition in the store ended: the key taken with its lease, or refused and why. */
+    private sealed interface StoreOutcome {
+    }
+
+    /** The key is held; the lease owns this JVM's turn on the key until it is released. */
+    private record Taken(Lease lease) implements StoreOutcome {
+    }
+
+    /** Not acquired: the wait ran out, the abort condition held, or the thread was interrupted. */
+    private record Refused(LockNotAcquiredException.Reason reason) implements StoreOutcome {
+    }
+
+    /** Waits for this JVM's turn, then for the store; the turn passes to the lease, or is given back on every other exit. */
+    private StoreOutcome acquireThroughGate(KeyGate gate, LockRequest request, String key, long deadline) {
+        LockNotAcquiredException.Reason gateRefusal = passGate(gate, request, deadline);
+        if (gateRefusal != null) {
+            return new Refused(gateRefusal);
+        }
+        StoreOutcome outcome = null;
+        try {
+            outcome = acquireInStore(gate, request, key, deadline);
+            return outcome;
+        } finally {
+            if (!(outcome instanceof Taken)) {
+                gate.leave();
+            }
+        }
     }
 
     /** Waits for this JVM's turn on the key, keeping its arrival place; null when it is ours, otherwise why not. */
@@ -278,8 +292,8 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Takes the key in the store, waiting on release notices or the holder's lease; returns the Lease or a failure reason. */
-    private Object acquireInStore(KeyGate gate, LockRequest request, String key, long deadline) {
+    /** Takes the key in the store, waiting on release notices or the holder's lease. */
+    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, long deadline) {
         BooleanSupplier abortIf = request.abortIf();
         boolean watched = request.leaseTime() == null;
         long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
@@ -290,7 +304,7 @@ public final class LockManager implements AutoCloseable {
         try {
             while (true) {
                 if (abortIf != null && abortIf.getAsBoolean()) {
-                    return LockNotAcquiredException.Reason.ABORTED;
+                    return new Refused(LockNotAcquiredException.Reason.ABORTED);
                 }
                 signals.ifPresent(Semaphore::drainPermits);
                 long sentAt = System.nanoTime();
@@ -300,11 +314,11 @@ public final class LockManager implements AutoCloseable {
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     // The store call saw the interrupt (a fan-out gives up and releases what it took).
-                    return LockNotAcquiredException.Reason.INTERRUPTED;
+                    return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    return LockNotAcquiredException.Reason.TIMEOUT;
+                    return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
                 }
                 if (!subscribed) {
                     // Subscribe, then try again at once: a release between our attempt and the
@@ -336,11 +350,11 @@ public final class LockManager implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return LockNotAcquiredException.Reason.INTERRUPTED;
+            return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
         }
     }
 
-    private Object held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
+    private StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
                         long leaseMillis, boolean watched, long sentAt) {
         Object group = watched ? backend.renewalGroup(key) : null;
         Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched, group, sentAt);
@@ -354,7 +368,7 @@ public final class LockManager implements AutoCloseable {
         }
         if (abort) {
             releaseQuietly(key, owner, fencingToken);
-            return LockNotAcquiredException.Reason.ABORTED;
+            return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
         gate.holder = lease;
         if (watched) {
@@ -364,7 +378,7 @@ public final class LockManager implements AutoCloseable {
                 watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
             }
         }
-        return lease;
+        return new Taken(lease);
     }
 
     private void releaseQuietly(String key, String owner, long fencingToken) {

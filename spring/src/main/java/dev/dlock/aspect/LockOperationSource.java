@@ -13,6 +13,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -182,11 +184,10 @@ public final class LockOperationSource {
 
     /** Checks that {@code #name} variables are parameters (or p0/a0 in range) and {@code @bean} references exist. */
     private void checkReferences(SpelNode node, Method method, String attribute, String source, Problems problems) {
-        String text = node.getClass().getSimpleName();
-        if (text.equals("VariableReference")) {
+        if (node instanceof VariableReference) {
             String variable = node.toStringAST().substring(1);
             checkVariable(variable, method, attribute, source, problems);
-        } else if (text.equals("BeanReference") && beanFactory != null) {
+        } else if (node instanceof BeanReference && beanFactory != null) {
             String bean = node.toStringAST().substring(1);
             if (!bean.startsWith("&") && !beanFactory.containsBean(bean)) {
                 problems.add(attribute, "expression '" + source + "' refers to bean '" + bean + "', which does not exist");

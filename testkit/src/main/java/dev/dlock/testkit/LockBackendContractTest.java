@@ -74,6 +74,22 @@ public abstract class LockBackendContractTest {
     /** How many commands the store has executed so far (its own statistics, not the client's). */
     protected abstract long storeCommandCount();
 
+    /**
+     * Whether a second JVM can lock in the same store through {@link #factory()} and {@link #connection()};
+     * false (a store inside this JVM) skips the test that contends from a child JVM.
+     */
+    protected boolean sharedAcrossJvms() {
+        return true;
+    }
+
+    /**
+     * Whether {@link #crashStore()} and {@link #restartStore()} can fail the store as a process dies;
+     * false (a store that is no process of its own) skips the store-failure tests.
+     */
+    protected boolean storeCanCrash() {
+        return true;
+    }
+
     private final List<LockManager> managers = new ArrayList<>();
     private final List<LockBackend> backends = new ArrayList<>();
     private final List<Thread> threads = new CopyOnWriteArrayList<>();
@@ -176,6 +192,7 @@ public abstract class LockBackendContractTest {
 
     @Test
     void twoJvmsNeverOverlapAndFencingTokensKeepIncreasing(@TempDir Path dir) throws Exception {
+        assumeTrue(sharedAcrossJvms(), "the store cannot be shared with another JVM");
         int childIterations = 400;
         Path childLog = dir.resolve("child.log");
         Process child = new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
@@ -587,6 +604,11 @@ public abstract class LockBackendContractTest {
     /** Tests that crash the store; each restarts it before it ends. */
     @Nested
     class WhenTheStoreFails {
+
+        @BeforeEach
+        void onlyWhenTheStoreCanCrash() {
+            assumeTrue(storeCanCrash(), "the store cannot crash as a process does");
+        }
 
         @Test
         void aCrashDuringAHoldIsReportedAsALostLease() throws Exception {

@@ -1,0 +1,306 @@
+package dev.dlock.core;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * A {@link LockBackend} that keeps its locks in this JVM's memory: for tests, and for applications
+ * that run in one JVM. <b>It locks within one JVM only</b>: two JVMs (two instances of a service)
+ * each have their own store and never exclude each other. Use a distributed store for that.
+ *
+ * <pre>{@code
+ * LockManager locks = LockManager.builder(new InMemoryLockBackend()).build();
+ * }</pre>
+ *
+ * <p>Through the SPI it behaves like the Redis store: leases run out on this store's clock; taking a
+ * key its owner already holds extends the lease and issues a fresh token; fencing tokens come from
+ * one counter for all keys, so they strictly increase per key for as long as this backend lives (not
+ * across backends or JVM restarts); a release wakes this backend's waiters for the key at once. A key's
+ * record (its last token, which tells a repeated release from a lost lease) is kept for
+ * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
+ * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its fencing counter expired.
+ *
+ * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting.
+ * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
+ */
+public final class InMemoryLockBackend implements LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(InMemoryLockBackend.class);
+
+    /** How long a free key's record is kept, so that a repeated release is still recognised. */
+    static final long IDLE_RECORD_RETENTION_SECONDS = 60;
+    private static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
+    /** Below this many records, idle ones are never swept. */
+    static final int MIN_SWEEP_THRESHOLD = 1024;
+
+    private final LongSupplier clock;
+    private final ConcurrentHashMap<String, KeyRecord> records = new ConcurrentHashMap<>();
+    /** One counter for every key: strictly increasing per key even after a key's record was forgotten. */
+    private final AtomicLong lastToken = new AtomicLong();
+    private final Notices notices = new Notices();
+    private final AtomicBoolean sweeping = new AtomicBoolean();
+    /** Sweeping when the record count doubled since the last sweep keeps its cost constant per new key. */
+    private volatile long sweepThreshold = MIN_SWEEP_THRESHOLD;
+
+    /**
+     * The state of one key. {@code owner} is null once released; {@code endsAtNanos} is when the lease
+     * runs out, or when the key was released. The key is held while the owner is set and the end is ahead.
+     */
+    private record KeyRecord(String owner, long token, long endsAtNanos) {
+
+        boolean heldAt(long now) {
+            return owner != null && now - endsAtNanos < 0;
+        }
+
+        boolean heldBy(String candidate, long now) {
+            return heldAt(now) && owner.equals(candidate);
+        }
+
+        boolean forgettableAt(long now) {
+            return now - endsAtNanos > IDLE_RECORD_RETENTION_NANOS;
+        }
+    }
+
+    /** A store on {@link System#nanoTime()}. */
+    public InMemoryLockBackend() {
+        this(System::nanoTime);
+    }
+
+    private InMemoryLockBackend(LongSupplier clock) {
+        this.clock = clock;
+    }
+
+    /** Starts configuring a store, to give it a clock of its own. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        Objects.requireNonNull(owner, "owner");
+        long leaseNanos = leaseNanos(leaseMillis);
+        AcquireResult[] result = new AcquireResult[1];
+        boolean[] created = new boolean[1];
+        records.compute(key, (k, current) -> {
+            long now = clock.getAsLong();
+            if (current != null && current.heldAt(now) && !current.owner.equals(owner)) {
+                result[0] = new AcquireResult.Held(ceilMillis(current.endsAtNanos - now));
+                return current;
+            }
+            // Free, run out, or already this owner's (a repeated call): the owner holds it now, with a new token.
+            long token = lastToken.incrementAndGet();
+            result[0] = new AcquireResult.Acquired(token);
+            created[0] = current == null;
+            return new KeyRecord(owner, token, now + leaseNanos);
+        });
+        if (created[0]) {
+            sweepIfGrown();
+        }
+        return result[0];
+    }
+
+    @Override
+    public ReleaseResult release(String key, String owner, long fencingToken) {
+        ReleaseResult[] result = new ReleaseResult[1];
+        records.computeIfPresent(key, (k, current) -> {
+            long now = clock.getAsLong();
+            if (current.heldBy(owner, now)) {
+                result[0] = ReleaseResult.RELEASED;
+                return new KeyRecord(null, current.token, now);
+            }
+            // Free with no acquisition since this owner's token: a repeated release, or a lease that ran out untaken.
+            result[0] = !current.heldAt(now) && current.token == fencingToken ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
+            return current;
+        });
+        if (result[0] == null) {
+            // No record: never taken, or forgotten since it became free; nothing proves the release is a repeat.
+            return ReleaseResult.NOT_OWNER;
+        }
+        if (result[0] == ReleaseResult.RELEASED) {
+            notices.released(key);
+        }
+        return result[0];
+    }
+
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        List<RenewalResult> results = new ArrayList<>(batch.size());
+        for (LeaseRenewal renewal : batch) {
+            long leaseNanos = leaseNanos(renewal.leaseMillis());
+            RenewalResult[] result = {RenewalResult.EXPIRED};
+            records.computeIfPresent(renewal.key(), (k, current) -> {
+                long now = clock.getAsLong();
+                if (!current.heldAt(now)) {
+                    return current;
+                }
+                if (!current.owner.equals(renewal.owner())) {
+                    result[0] = RenewalResult.TAKEN;
+                    return current;
+                }
+                result[0] = RenewalResult.RENEWED;
+                return new KeyRecord(current.owner, current.token, now + leaseNanos);
+            });
+            results.add(result[0]);
+        }
+        return results;
+    }
+
+    /** Waiters of a key are woken on the releasing thread, right after the key became free. */
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return Optional.of(notices);
+    }
+
+    /** There is no round trip: returns the few nanoseconds a look at the store takes. */
+    @Override
+    public long ping() {
+        long start = System.nanoTime();
+        records.isEmpty();
+        return Math.max(1, System.nanoTime() - start);
+    }
+
+    /**
+     * Forgets every lock, as a restarted store without persistence would, and wakes every waiter (their
+     * keys are free now). Fencing tokens keep increasing; the backend stays usable.
+     */
+    @Override
+    public void close() {
+        records.clear();
+        notices.releasedAll();
+    }
+
+    /** How many key records the store keeps now, held or idle. */
+    int recordCount() {
+        return records.size();
+    }
+
+    private void sweepIfGrown() {
+        if (records.mappingCount() < sweepThreshold || !sweeping.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            long now = clock.getAsLong();
+            for (String key : records.keySet()) {
+                records.computeIfPresent(key, (k, current) -> current.forgettableAt(now) ? null : current);
+            }
+            sweepThreshold = Math.max(MIN_SWEEP_THRESHOLD, 2 * records.mappingCount());
+        } finally {
+            sweeping.set(false);
+        }
+    }
+
+    /** A lease must last at least a millisecond: the Redis store refuses shorter ones too. */
+    private static long leaseNanos(long leaseMillis) {
+        if (leaseMillis < 1) {
+            throw new IllegalArgumentException("leaseMillis must be at least 1, was " + leaseMillis);
+        }
+        return TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
+
+    private static long ceilMillis(long nanos) {
+        return (nanos + TimeUnit.MILLISECONDS.toNanos(1) - 1) / TimeUnit.MILLISECONDS.toNanos(1);
+    }
+
+    /** The listeners of this store's waiters, per key. */
+    private static final class Notices implements ReleaseNotices {
+
+        private final ConcurrentHashMap<String, Set<Listener>> listeners = new ConcurrentHashMap<>();
+
+        @Override
+        public Subscription subscribe(String key, Runnable onRelease) {
+            Listener listener = new Listener(key, Objects.requireNonNull(onRelease, "onRelease"));
+            listeners.compute(key, (k, current) -> {
+                Set<Listener> keyListeners = current != null ? current : ConcurrentHashMap.newKeySet();
+                keyListeners.add(listener);
+                return keyListeners;
+            });
+            return listener;
+        }
+
+        void released(String key) {
+            Set<Listener> keyListeners = listeners.get(key);
+            if (keyListeners != null) {
+                keyListeners.forEach(Listener::notifyReleased);
+            }
+        }
+
+        void releasedAll() {
+            listeners.values().forEach(keyListeners -> keyListeners.forEach(Listener::notifyReleased));
+        }
+
+        /** One subscription: active from the start (there is no store connection to wait for) until closed. */
+        private final class Listener implements Subscription {
+            private final String key;
+            private final Runnable onRelease;
+            private volatile boolean closed;
+
+            Listener(String key, Runnable onRelease) {
+                this.key = key;
+                this.onRelease = onRelease;
+            }
+
+            void notifyReleased() {
+                try {
+                    onRelease.run();
+                } catch (RuntimeException e) {
+                    log.warn("dlock release listener for key '{}' failed; ignored", key, e);
+                }
+            }
+
+            @Override
+            public boolean awaitActive(Duration timeout) {
+                return !closed;
+            }
+
+            @Override
+            public boolean isActive() {
+                return !closed;
+            }
+
+            @Override
+            public void close() {
+                closed = true;
+                listeners.computeIfPresent(key, (k, keyListeners) -> {
+                    keyListeners.remove(this);
+                    return keyListeners.isEmpty() ? null : keyListeners;
+                });
+            }
+        }
+    }
+
+    /** Configures an {@link InMemoryLockBackend}. */
+    public static final class Builder {
+        private LongSupplier clock = System::nanoTime;
+
+        private Builder() {
+        }
+
+        /**
+         * The store's clock in nanoseconds, read like {@link System#nanoTime()} (only differences count);
+         * leases run out by it. A test that moves it forward lets leases run out without waiting. Must be
+         * thread-safe and never go backwards. The lock manager keeps its own view of a lease on
+         * {@code System.nanoTime()}.
+         */
+        public Builder clock(LongSupplier nanoClock) {
+            this.clock = Objects.requireNonNull(nanoClock, "clock");
+            return this;
+        }
+
+        /** Builds the store. */
+        public InMemoryLockBackend build() {
+            return new InMemoryLockBackend(clock);
+        }
+    }
+}

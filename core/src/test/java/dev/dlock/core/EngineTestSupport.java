@@ -1,0 +1,112 @@
+package dev.dlock.core;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the engine's tests share: one in-memory store per test on a clock the test can move forward,
+ * managers over it (closed after the test), a unique key, and bounded waits for a condition.
+ */
+abstract class EngineTestSupport {
+
+    /** The store's clock: real time plus whatever the test skipped ahead. */
+    final AtomicLong skippedNanos = new AtomicLong();
+    final InMemoryLockBackend store = InMemoryLockBackend.builder().clock(() -> System.nanoTime() + skippedNanos.get()).build();
+    String key;
+    private final List<LockManager> managers = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void closeManagers() throws InterruptedException {
+        for (Thread thread : threads) {
+            thread.interrupt();
+            thread.join(10_000);
+        }
+        managers.forEach(LockManager::close);
+        store.close();
+    }
+
+    /** Lets every lease in the store run out now, as if {@code duration} had passed for the store only. */
+    void skipStoreTime(Duration duration) {
+        skippedNanos.addAndGet(duration.toNanos());
+    }
+
+    /** A manager over {@code backend}, closed after the test. */
+    LockManager manager(LockBackend backend, Consumer<LockManager.Builder> config) {
+        LockManager.Builder builder = LockManager.builder(backend);
+        config.accept(builder);
+        LockManager manager = builder.build();
+        managers.add(manager);
+        return manager;
+    }
+
+    /** A manager with default settings straight over the store: another application on the same store. */
+    LockManager manager() {
+        return manager(store, b -> { });
+    }
+
+    /** A store wrapper that records (and can hold or break) what the engine sends. */
+    TappedBackend tapped() {
+        return new TappedBackend(store);
+    }
+
+    /** Starts {@code work} on a daemon thread that is interrupted and joined after the test. */
+    Thread start(String name, Runnable work) {
+        Thread thread = new Thread(work, name);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+        return thread;
+    }
+
+    /** Polls {@code condition} every 5 ms until it holds; fails naming {@code what} after {@code timeout}. */
+    static void await(String what, Duration timeout, BooleanSupplier condition) {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what, e);
+            }
+        }
+    }
+
+    /** Fails unless {@code locks} can take {@code key} at once; releases it again. */
+    static void assertFree(LockManager locks, String key, String why) {
+        Optional<LockHandle> taken = locks.tryAcquire(key);
+        assertThat(taken).as(why).isPresent();
+        taken.get().close();
+    }
+
+    /** The lease behind a handle (the engine's own record, shared by re-entrant handles). */
+    static Lease leaseOf(LockHandle handle) {
+        try {
+            var field = LeaseHandle.class.getDeclaredField("lease");
+            field.setAccessible(true);
+            return (Lease) field.get(handle);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+}

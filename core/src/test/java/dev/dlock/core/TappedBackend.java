@@ -1,0 +1,109 @@
+package dev.dlock.core;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Wraps a real store (not a mock: every call reaches it) and records what the engine asks of it, with
+ * the time of each renewal. A test can hold a renewal or a release at a chosen moment, or make one fail
+ * as a dropped connection would, to put the engine through faults a real store shows.
+ */
+final class TappedBackend implements LockBackend {
+
+    /** One renewal entry sent, and when (System.nanoTime()). */
+    record SentRenewal(LeaseRenewal renewal, long sentAtNanos) {
+    }
+
+    private final LockBackend store;
+    final AtomicInteger acquires = new AtomicInteger();
+    final AtomicInteger heldAnswers = new AtomicInteger();
+    final AtomicInteger releases = new AtomicInteger();
+    final List<SentRenewal> renewals = new CopyOnWriteArrayList<>();
+    /** The size of every renewal batch sent, in order. */
+    final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+    private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
+    private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
+    private volatile Function<String, Object> renewalGroups;
+
+    TappedBackend(LockBackend store) {
+        this.store = store;
+    }
+
+    /** Runs {@code hook} on the renewing thread before each batch goes to the store; it may block or throw. */
+    void beforeRenew(Consumer<List<LeaseRenewal>> hook) {
+        this.beforeRenew = hook;
+    }
+
+    /** Routes each release through {@code around}, which gets the real call and decides whether, and how, it reaches the store. */
+    void aroundRelease(Function<Supplier<ReleaseResult>, ReleaseResult> around) {
+        this.aroundRelease = around;
+    }
+
+    /** Presents the store as several nodes: {@code groups} maps a key to its node. */
+    void renewalGroups(Function<String, Object> groups) {
+        this.renewalGroups = groups;
+    }
+
+    /** The renewal entries sent for {@code key}, in order. */
+    List<SentRenewal> renewalsOf(String key) {
+        return renewals.stream().filter(r -> r.renewal().key().equals(key)).toList();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        acquires.incrementAndGet();
+        AcquireResult result = store.tryAcquire(key, owner, leaseMillis);
+        if (result instanceof AcquireResult.Held) {
+            heldAnswers.incrementAndGet();
+        }
+        return result;
+    }
+
+    @Override
+    public ReleaseResult release(String key, String owner, long fencingToken) {
+        releases.incrementAndGet();
+        return aroundRelease.apply(() -> store.release(key, owner, fencingToken));
+    }
+
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        beforeRenew.accept(batch);
+        batchSizes.add(batch.size());
+        long now = System.nanoTime();
+        for (LeaseRenewal renewal : batch) {
+            renewals.add(new SentRenewal(renewal, now));
+        }
+        return store.renew(batch);
+    }
+
+    @Override
+    public Object renewalGroup(String key) {
+        Function<String, Object> groups = renewalGroups;
+        return groups == null ? store.renewalGroup(key) : groups.apply(key);
+    }
+
+    @Override
+    public int maxRenewalBatchSize() {
+        return store.maxRenewalBatchSize();
+    }
+
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return store.releaseNotices();
+    }
+
+    @Override
+    public long ping() {
+        return store.ping();
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}

@@ -1,0 +1,373 @@
+package dev.dlock.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The watchdog on the in-memory store: renewal cadence and batching, released leases left alone,
+ * leases the store let go or gave to another owner reported lost, and renewal calls that hang, fail or
+ * die with an Error. A renewal that hangs is a real call held on a latch, its store underneath real.
+ */
+class WatchdogTest extends EngineTestSupport {
+
+    /** Records the renewal outcomes and lost leases a manager reports. */
+    private static final class Events implements LockListener {
+        final List<String> renewed = new CopyOnWriteArrayList<>();
+        final List<String> renewalErrors = new CopyOnWriteArrayList<>();
+        final List<String> lostReasons = new CopyOnWriteArrayList<>();
+        final AtomicLong lostAtNanos = new AtomicLong();
+
+        @Override
+        public void onRenewal(String lockName, String key, RenewalOutcome outcome) {
+            if (outcome == RenewalOutcome.RENEWED) {
+                renewed.add(key);
+            } else if (outcome == RenewalOutcome.ERROR) {
+                renewalErrors.add(key);
+            }
+        }
+
+        @Override
+        public void onLeaseLost(String lockName, String key, String reason) {
+            lostAtNanos.compareAndSet(0, System.nanoTime());
+            lostReasons.add(reason);
+        }
+    }
+
+    // ------------------------------------------------------------------ renewing
+
+    @Test
+    void aLeaseIsRenewedEveryThirdOfItAndStaysHeld() {
+        long leaseMillis = 900;
+        TappedBackend backend = tapped();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(leaseMillis)));
+        LockManager other = manager();
+        long before = System.nanoTime();
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            while (backend.renewalsOf(key).size() < 4) {
+                assertThat(lock.isHeld()).as("held between renewals").isTrue();
+                sleepBriefly();
+                assertThat(System.nanoTime() - before).as("four renewals within four thirds of the lease and a margin")
+                        .isLessThan(TimeUnit.SECONDS.toNanos(10));
+            }
+            assertThat(other.tryAcquire(key)).as("held in the store while renewed").isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+        }
+        List<Long> sentAt = new ArrayList<>();
+        sentAt.add(before);
+        backend.renewalsOf(key).forEach(r -> sentAt.add(r.sentAtNanos()));
+        long third = TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
+        // A slot may fire up to one slot (10 ms) before a lease's due time; one more slot for scheduling noise.
+        long earliest = third - TimeUnit.MILLISECONDS.toNanos(3 * Watchdog.SLOT_MILLIS);
+        for (int i = 1; i < sentAt.size(); i++) {
+            assertThat(sentAt.get(i) - sentAt.get(i - 1)).as("ns between renewal %d and the write before it", i)
+                    .isGreaterThanOrEqualTo(earliest)
+                    .isLessThan(TimeUnit.MILLISECONDS.toNanos(leaseMillis));
+        }
+        assertThat(backend.renewalsOf(key)).allSatisfy(r -> assertThat(r.renewal().leaseMillis()).isEqualTo(leaseMillis));
+    }
+
+    @Test
+    void manyLeasesAreRenewedInBatchesOfTheConfiguredSize() {
+        TappedBackend backend = tapped();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).renewalBatchSize(10));
+        List<LockHandle> handles = new ArrayList<>();
+        try {
+            for (int i = 0; i < 50; i++) {
+                handles.add(locks.acquire(key + ":" + i, Duration.ZERO));
+            }
+            await("every lease renewed once", Duration.ofSeconds(10),
+                    () -> handles.stream().allMatch(h -> !backend.renewalsOf(h.key()).isEmpty()));
+            int callsForTheFirstRound = indexOfFirstBatchThatRenewedEveryone(backend, handles) + 1;
+            assertThat(backend.batchSizes).allSatisfy(size -> assertThat(size).isBetween(1, 10));
+            assertThat(callsForTheFirstRound).as("store calls to renew 50 leases once").isLessThanOrEqualTo(10);
+        } finally {
+            handles.forEach(LockHandle::close);
+        }
+    }
+
+    private static int indexOfFirstBatchThatRenewedEveryone(TappedBackend backend, List<LockHandle> handles) {
+        List<String> pending = new ArrayList<>(handles.stream().map(LockHandle::key).toList());
+        int entry = 0;
+        List<Integer> sizes = backend.batchSizes;
+        for (int call = 0; call < sizes.size(); call++) {
+            for (int i = 0; i < sizes.get(call); i++) {
+                pending.remove(backend.renewals.get(entry++).renewal().key());
+            }
+            if (pending.isEmpty()) {
+                return call;
+            }
+        }
+        throw new AssertionError("not every lease was renewed: " + pending);
+    }
+
+    @Test
+    void aReleasedLeaseIsNeverRenewedAgain() {
+        TappedBackend backend = tapped();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)));
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            await("a first renewal", Duration.ofSeconds(5), () -> !backend.renewalsOf(key).isEmpty());
+        }
+        int renewalsAtRelease = backend.renewalsOf(key).size();
+        String witness = key + ":witness";
+        try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
+            // Three renewals of another lease prove the watchdog went round several times since.
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+        }
+        assertThat(backend.renewalsOf(key)).hasSize(renewalsAtRelease);
+    }
+
+    @Test
+    void aReleaseThatLandsWhileTheWatchdogHoldsTheLeaseWins() throws Exception {
+        TappedBackend backend = tapped();
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
+        CountDownLatch renewalInHand = new CountDownLatch(1);
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        backend.beforeRenew(batch -> {
+            if (batch.stream().anyMatch(r -> r.key().equals(key)) && first.compareAndSet(true, false)) {
+                renewalInHand.countDown();
+                awaitQuietly(released);
+            }
+        });
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        assertThat(renewalInHand.await(10, TimeUnit.SECONDS)).isTrue();
+        lock.close();
+        released.countDown();
+        String witness = key + ":witness";
+        try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+        }
+        assertThat(backend.renewalsOf(key)).as("only the renewal that was in hand").hasSize(1);
+        assertThat(events.lostReasons).as("a released lease is not reported lost").isEmpty();
+        assertThat(events.renewed).as("the late answer for a released lease is no renewal").doesNotContain(key);
+        assertFree(manager(), key, "the key is free");
+    }
+
+    // ------------------------------------------------------------------ leases the store let go
+
+    @Test
+    void aLeaseThatRanOutInTheStoreIsReportedLostToItsHolder() {
+        Events events = new Events();
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        skipStoreTime(Duration.ofSeconds(1));
+        await("the loss reported", Duration.ofSeconds(5), () -> !events.lostReasons.isEmpty());
+        assertThat(events.lostReasons).singleElement().asString().contains("expired or was deleted");
+        assertThat(lock.isHeld()).isFalse();
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        assertThat(locks.watchedLeaseCount()).isZero();
+        assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).as("a lost lease is not re-entered")
+                .isInstanceOf(LockLostException.class);
+        assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
+        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(events.lostReasons).as("reported once").hasSize(1);
+    }
+
+    @Test
+    void aLeaseAnotherOwnerTookIsReportedLostAndItsReleaseFreesNothing() {
+        Events events = new Events();
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        skipStoreTime(Duration.ofSeconds(1));
+        try (LockHandle taken = manager().acquire(key, Duration.ZERO)) {
+            assertThat(taken.fencingToken()).isGreaterThan(lock.fencingToken());
+            await("the loss reported", Duration.ofSeconds(5), () -> !events.lostReasons.isEmpty());
+            assertThat(events.lostReasons).singleElement().asString().contains("held by another owner");
+            assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining(key);
+            assertThat(taken.isHeld()).isTrue();
+            assertThat(manager().tryAcquire(key)).as("the loser's release freed nothing").isEmpty();
+        }
+    }
+
+    @Test
+    void underTheLogPolicyALostLeaseClosesWithoutThrowing() {
+        Events events = new Events();
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(300))
+                .leaseLostPolicy(LeaseLostPolicy.LOG).listener(events));
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        store.close();
+        await("the loss reported", Duration.ofSeconds(5), () -> !events.lostReasons.isEmpty());
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        lock.close();
+        assertThat(lock.state()).isEqualTo(LockState.RELEASED);
+    }
+
+    // ------------------------------------------------------------------ renewal calls that hang, fail or die
+
+    /**
+     * A renewal call that hangs past the lease's expiry: the holder stops being told "held" and is told
+     * the lease is lost at the expiry, while the call still hangs; its late answer revives nothing.
+     */
+    @Test
+    void aLeaseWhoseRenewalIsNotAnsweredByItsExpiryIsReportedLost() throws Exception {
+        long leaseMillis = 300;
+        TappedBackend backend = tapped();
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(leaseMillis)).listener(events));
+        CountDownLatch renewalHangs = new CountDownLatch(1);
+        CountDownLatch answer = new CountDownLatch(1);
+        AtomicBoolean callReturned = new AtomicBoolean();
+        backend.beforeRenew(batch -> {
+            if (renewalHangs.getCount() > 0) {
+                renewalHangs.countDown();
+                awaitQuietly(answer);
+                callReturned.set(true);
+            }
+        });
+        long before = System.nanoTime();
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        try {
+            assertThat(renewalHangs.await(10, TimeUnit.SECONDS)).as("a renewal call hangs").isTrue();
+            await("the loss reported", Duration.ofSeconds(5), () -> !events.lostReasons.isEmpty());
+            assertThat(callReturned).as("reported while the call still hangs").isFalse();
+            assertThat(events.lostAtNanos.get() - before).as("not before the lease could have run out")
+                    .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(leaseMillis));
+            assertThat(events.lostReasons).singleElement().asString().contains("no renewal was confirmed");
+            assertThat(lock.isHeld()).isFalse();
+            assertThat(lock.state()).isEqualTo(LockState.LOST);
+            await("the hanging call reported as stalled", Duration.ofSeconds(5), () -> locks.watchdogStalledCalls() == 1);
+        } finally {
+            answer.countDown();
+        }
+        await("the stall to clear", Duration.ofSeconds(5), () -> locks.watchdogStalledCalls() == 0);
+        assertThat(locks.watchdogStallCount()).isGreaterThanOrEqualTo(1);
+        int renewalsAfterTheAnswer = backend.renewalsOf(key).size();
+        String witness = key + ":witness";
+        try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+        }
+        assertThat(backend.renewalsOf(key)).as("a lost lease is never renewed again").hasSize(renewalsAfterTheAnswer);
+        assertThat(events.renewed).as("the late answer counts as no renewal").doesNotContain(key);
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
+    }
+
+    /** Keys on a node whose renewal call hangs are lost; keys on another node keep being renewed meanwhile. */
+    @Test
+    void aHangingNodeDelaysOnlyItsOwnLeases() throws Exception {
+        TappedBackend backend = tapped();
+        String stalledKey = key + ":stalled-node";
+        String healthyKey = key + ":healthy-node";
+        backend.renewalGroups(k -> k.endsWith(":stalled-node") ? "stalled" : "healthy");
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
+        CountDownLatch answer = new CountDownLatch(1);
+        backend.beforeRenew(batch -> {
+            if (batch.stream().anyMatch(r -> r.key().equals(stalledKey))) {
+                awaitQuietly(answer);
+            }
+        });
+        try (LockHandle healthy = locks.acquire(healthyKey, Duration.ZERO)) {
+            LockHandle stalled = locks.acquire(stalledKey, Duration.ZERO);
+            try {
+                await("the stalled node's lease lost", Duration.ofSeconds(5), () -> stalled.state() == LockState.LOST);
+                int renewedBefore = backend.renewalsOf(healthyKey).size();
+                await("three more renewals on the healthy node", Duration.ofSeconds(5),
+                        () -> backend.renewalsOf(healthyKey).size() >= renewedBefore + 3);
+                assertThat(healthy.isHeld()).isTrue();
+                assertThat(events.lostReasons).as("only the stalled node's lease").hasSize(1);
+            } finally {
+                answer.countDown();
+            }
+            assertThatThrownBy(stalled::close).isInstanceOf(LockLostException.class);
+        }
+    }
+
+    /** A store unreachable for a moment: the failed renewals are retried before the lease runs out, and it stays held. */
+    @Test
+    void renewalsThatFailForAMomentAreRetriedInTime() {
+        TappedBackend backend = tapped();
+        AtomicInteger failuresLeft = new AtomicInteger(4);
+        backend.beforeRenew(batch -> {
+            if (failuresLeft.getAndDecrement() > 0) {
+                throw new LockBackendException("injected: connection reset", null);
+            }
+        });
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).listener(events));
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            await("renewals after the failures", Duration.ofSeconds(10), () -> events.renewed.size() >= 2);
+            assertThat(events.renewalErrors).as("failed rounds reported").isNotEmpty();
+            assertThat(events.lostReasons).isEmpty();
+            assertThat(lock.isHeld()).isTrue();
+            assertThat(manager().tryAcquire(key)).as("held in the store").isEmpty();
+        }
+        assertThat(locks.watchdogErrorCount()).isGreaterThanOrEqualTo(1);
+    }
+
+    /** A store unreachable for good: the renewals are retried until the lease has surely run out, then it is lost. */
+    @Test
+    void renewalsThatKeepFailingEndInALostLease() {
+        long leaseMillis = 300;
+        TappedBackend backend = tapped();
+        AtomicInteger attempts = new AtomicInteger();
+        backend.beforeRenew(batch -> {
+            attempts.incrementAndGet();
+            throw new LockBackendException("injected: connection refused", null);
+        });
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(leaseMillis)).listener(events));
+        long before = System.nanoTime();
+        LockHandle lock = locks.acquire(key, Duration.ZERO);
+        await("the loss reported", Duration.ofSeconds(5), () -> !events.lostReasons.isEmpty());
+        assertThat(events.lostAtNanos.get() - before).as("not before the lease could have run out")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(leaseMillis));
+        assertThat(events.renewalErrors).as("each failed attempt reported").isNotEmpty();
+        assertThat(lock.state()).isEqualTo(LockState.LOST);
+        assertThat(attempts.get()).as("renewal calls tried").isGreaterThan(2);
+        assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
+    }
+
+    /** A renewal call that dies with an Error must not leave its lease without renewals. */
+    @Test
+    void aRenewalCallDyingWithAnErrorLeavesItsLeaseRenewed() {
+        TappedBackend backend = tapped();
+        AtomicInteger errorsLeft = new AtomicInteger(2);
+        backend.beforeRenew(batch -> {
+            if (errorsLeft.getAndDecrement() > 0) {
+                throw new StackOverflowError("injected: a renewal call dies with an Error");
+            }
+        });
+        Events events = new Events();
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).listener(events));
+        try (LockHandle handle = locks.acquire(key, Duration.ZERO)) {
+            await("renewals after the injected Errors", Duration.ofSeconds(10), () -> events.renewed.size() >= 3);
+            assertThat(events.lostReasons).as("leases reported lost").isEmpty();
+            assertThat(handle.isHeld()).isTrue();
+            assertThat(manager().tryAcquire(key)).as("another manager got the key").isEmpty();
+        }
+        assertThat(locks.watchdogErrorCount()).isGreaterThanOrEqualTo(2);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never released the latch");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void sleepBriefly() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

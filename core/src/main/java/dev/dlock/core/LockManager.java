@@ -40,10 +40,14 @@ public final class LockManager implements AutoCloseable {
     public static final int MAX_KEY_BYTES = 1024;
     /** The watchdog-managed lease when none is configured. */
     public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
+    /** The shortest watchdog-managed lease: renewing every third of it must still leave time for a store call. */
+    public static final Duration MIN_LEASE_TIME = Duration.ofMillis(30);
     /** The wait time of requests that do not give one, when none is configured. */
     public static final Duration DEFAULT_WAIT_TIME = Duration.ofSeconds(5);
     /** The most leases renewed in one store call, when none is configured. */
     public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
+    /** What releasing a lost lease does, when nothing is configured. */
+    public static final LeaseLostPolicy DEFAULT_LEASE_LOST_POLICY = LeaseLostPolicy.THROW;
 
     private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
@@ -562,7 +566,7 @@ public final class LockManager implements AutoCloseable {
         private Duration waitTime = DEFAULT_WAIT_TIME;
         private Duration leaseTime = DEFAULT_LEASE_TIME;
         private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
-        private LeaseLostPolicy leaseLostPolicy = LeaseLostPolicy.THROW;
+        private LeaseLostPolicy leaseLostPolicy = DEFAULT_LEASE_LOST_POLICY;
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
 
@@ -572,19 +576,16 @@ public final class LockManager implements AutoCloseable {
 
         /** The wait time of requests that do not set one (default 5 s). */
         public Builder waitTime(Duration waitTime) {
-            Objects.requireNonNull(waitTime, "waitTime");
-            if (waitTime.isNegative()) {
-                throw new IllegalArgumentException("waitTime must not be negative, was " + waitTime);
-            }
-            this.waitTime = waitTime;
+            this.waitTime = LockRequest.validWaitTime(waitTime);
             return this;
         }
 
-        /** The watchdog-managed lease, renewed every third of it (default 30 s; at least 30 ms). */
+        /** The watchdog-managed lease, renewed every third of it (default 30 s; at least {@link #MIN_LEASE_TIME}). */
         public Builder leaseTime(Duration leaseTime) {
             Objects.requireNonNull(leaseTime, "leaseTime");
-            if (leaseTime.toMillis() < 30) {
-                throw new IllegalArgumentException("leaseTime must be at least 30 ms, was " + leaseTime);
+            if (leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
+                throw new IllegalArgumentException("leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was "
+                        + leaseTime);
             }
             this.leaseTime = leaseTime;
             return this;

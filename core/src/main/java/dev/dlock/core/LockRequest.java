@@ -90,16 +90,13 @@ public final class LockRequest {
 
         /** Sets how long to wait; {@link Duration#ZERO} tries once. */
         public Builder waitTime(Duration waitTime) {
-            this.waitTime = requireNonNegative("waitTime", waitTime);
+            this.waitTime = validWaitTime(waitTime);
             return this;
         }
 
         /** Sets a fixed lease that is never renewed; null restores the watchdog-managed lease. */
         public Builder leaseTime(Duration leaseTime) {
-            if (leaseTime != null && (leaseTime.isZero() || leaseTime.isNegative())) {
-                throw new IllegalArgumentException("leaseTime must be positive, was " + leaseTime);
-            }
-            this.leaseTime = leaseTime;
+            this.leaseTime = validLeaseTime(leaseTime);
             return this;
         }
 
@@ -111,11 +108,7 @@ public final class LockRequest {
 
         /** Sets how often a waiter re-checks the abort condition when no release notice arrives. */
         public Builder abortCheckInterval(Duration interval) {
-            Objects.requireNonNull(interval, "abortCheckInterval");
-            if (interval.isZero() || interval.isNegative()) {
-                throw new IllegalArgumentException("abortCheckInterval must be positive, was " + interval);
-            }
-            this.abortCheckInterval = interval;
+            this.abortCheckInterval = validAbortCheckInterval(interval);
             return this;
         }
 
@@ -123,13 +116,42 @@ public final class LockRequest {
         public LockRequest build() {
             return new LockRequest(this);
         }
+    }
 
-        private static Duration requireNonNegative(String what, Duration value) {
-            Objects.requireNonNull(value, what);
-            if (value.isNegative()) {
-                throw new IllegalArgumentException(what + " must not be negative, was " + value);
-            }
-            return value;
+    /**
+     * Returns {@code interval} when it is a valid {@link #abortCheckInterval()} (positive), for
+     * builders that keep an interval to hand to every request they make.
+     *
+     * @throws IllegalArgumentException when {@code interval} is zero or negative
+     */
+    public static Duration validAbortCheckInterval(Duration interval) {
+        Objects.requireNonNull(interval, "abortCheckInterval");
+        if (interval.isZero() || interval.isNegative()) {
+            throw new IllegalArgumentException("abortCheckInterval must be positive, was " + interval);
         }
+        return interval;
+    }
+
+    /**
+     * Returns {@code leaseTime} when it is a valid {@link #leaseTime()}: null (a watchdog-managed
+     * lease) or positive; for code that checks a lease long before it builds requests (the aspect's
+     * startup validation).
+     *
+     * @throws IllegalArgumentException when {@code leaseTime} is zero or negative
+     */
+    public static Duration validLeaseTime(Duration leaseTime) {
+        if (leaseTime != null && (leaseTime.isZero() || leaseTime.isNegative())) {
+            throw new IllegalArgumentException("leaseTime must be positive, was " + leaseTime);
+        }
+        return leaseTime;
+    }
+
+    /** The wait time if it is not negative; shared with the manager's default wait time. */
+    static Duration validWaitTime(Duration waitTime) {
+        Objects.requireNonNull(waitTime, "waitTime");
+        if (waitTime.isNegative()) {
+            throw new IllegalArgumentException("waitTime must not be negative, was " + waitTime);
+        }
+        return waitTime;
     }
 }

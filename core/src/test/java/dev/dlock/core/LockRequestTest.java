@@ -26,6 +26,16 @@ class LockRequestTest {
         assertThatThrownBy(() -> LockRequest.builder("k").name(" ")).hasMessageContaining("name");
     }
 
+    /** Builders that keep an interval for their requests (the aspect support) check it with the request's own rule. */
+    @Test
+    void theAbortCheckIntervalRuleIsOpenToOtherBuilders() {
+        assertThat(LockRequest.validAbortCheckInterval(Duration.ofMillis(1))).isEqualTo(Duration.ofMillis(1));
+        assertThatThrownBy(() -> LockRequest.validAbortCheckInterval(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("abortCheckInterval must be positive");
+        assertThatThrownBy(() -> LockRequest.validAbortCheckInterval(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
     @Test
     void keysAreBoundedInUtf8Bytes() {
         assertThat(LockManager.validKey("ü".repeat(512))).hasSize(512);

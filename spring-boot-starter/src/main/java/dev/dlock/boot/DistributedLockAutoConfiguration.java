@@ -26,11 +26,16 @@ import org.springframework.core.env.Environment;
 
 import redis.clients.jedis.UnifiedJedis;
 
+import static dev.dlock.boot.BuilderProperty.set;
+import static dev.dlock.boot.DistributedLockProperties.PREFIX;
+
 /**
  * Makes {@code @DistributedLock} work in a Spring Boot application that can reach Redis: a Jedis
  * client (unless the application has its own {@link UnifiedJedis}), the Redis lock store, the lock
  * manager, and the aspect with its startup validation. Every bean backs off when the application
- * defines one of the same type; {@code dlock.enabled=false} turns it all off.
+ * defines one of the same type; {@code dlock.enabled=false} turns it all off. Each {@code dlock.*}
+ * value goes to the builder that owns its rule through {@link BuilderProperty}, so a refused value
+ * fails the start naming the property.
  */
 @AutoConfiguration
 @ConditionalOnClass({LockManager.class, RedisLockBackend.class, UnifiedJedis.class})
@@ -54,10 +59,10 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.class)
     public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
-        return RedlockBackend.builder(clients.clients())
-                .keyPrefix(properties.getKeyPrefix())
-                .renewalBatchSize(properties.getWatchdog().getBatchSize())
-                .build();
+        RedlockBackend.Builder builder = set(PREFIX + ".redis.redlock.nodes", () -> RedlockBackend.builder(clients.clients()));
+        set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));
+        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
+        return builder.build();
     }
 
     /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
@@ -75,10 +80,10 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.Not.class)
     public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
-        return RedisLockBackend.builder(redis)
-                .keyPrefix(properties.getKeyPrefix())
-                .renewalBatchSize(properties.getWatchdog().getBatchSize())
-                .build();
+        RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
+        set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));
+        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
+        return builder.build();
     }
 
     /** The lock manager, reporting to every {@link LockListener} bean (metrics included). */
@@ -86,11 +91,11 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean(LockManager.class)
     public LockManager dlockLockManager(LockBackend backend, DistributedLockProperties properties,
                                         ObjectProvider<LockListener> listeners) {
-        LockManager.Builder builder = LockManager.builder(backend)
-                .waitTime(properties.getWaitTime())
-                .leaseTime(properties.getLeaseTime())
-                .renewalBatchSize(properties.getWatchdog().getBatchSize())
-                .leaseLostPolicy(properties.getOnLeaseLost());
+        LockManager.Builder builder = LockManager.builder(backend);
+        set(PREFIX + ".wait-time", () -> builder.waitTime(properties.getWaitTime()));
+        set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
+        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
+        set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }
@@ -105,11 +110,11 @@ public class DistributedLockAutoConfiguration {
         @ConditionalOnMissingBean
         LockAspectSupport lockAspectSupport(LockManager lockManager, BeanFactory beanFactory, Environment environment,
                                             DistributedLockProperties properties) {
-            return LockAspectSupport.builder(lockManager)
+            LockAspectSupport.Builder builder = LockAspectSupport.builder(lockManager)
                     .beanFactory(beanFactory)
-                    .placeholderResolver(environment::resolveRequiredPlaceholders)
-                    .abortCheckInterval(properties.getAbortCheckInterval())
-                    .build();
+                    .placeholderResolver(environment::resolveRequiredPlaceholders);
+            set(PREFIX + ".abort-check-interval", () -> builder.abortCheckInterval(properties.getAbortCheckInterval()));
+            return builder.build();
         }
 
         /** The aspect, ordered by {@code dlock.aspect.order}. */

@@ -3,19 +3,18 @@ package dev.dlock.boot;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.core.LeaseLostPolicy;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import dev.dlock.redis.RedisLockBackend;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /**
- * The {@code dlock.*} settings of the Spring Boot starter. Every setter checks its value and fails
- * binding with a message that names the full property, so a bad value stops the start.
+ * The {@code dlock.*} settings of the Spring Boot starter: plain values with the library's defaults.
+ * The builders they are handed to (lock manager, store, aspect support) own the rules; the
+ * auto-configuration names the property when a builder refuses a value, so a bad value stops the start.
  */
 @ConfigurationProperties(prefix = DistributedLockProperties.PREFIX)
 public class DistributedLockProperties {
@@ -36,10 +35,10 @@ public class DistributedLockProperties {
     private Duration leaseTime = LockManager.DEFAULT_LEASE_TIME;
 
     /** How often threads waiting for a lock re-check the annotation's abortIf condition. */
-    private Duration abortCheckInterval = Duration.ofMillis(100);
+    private Duration abortCheckInterval = LockRequest.DEFAULT_ABORT_CHECK_INTERVAL;
 
     /** What releasing a lock whose lease was lost does: throw LockLostException, or log a warning. */
-    private LeaseLostPolicy onLeaseLost = LeaseLostPolicy.THROW;
+    private LeaseLostPolicy onLeaseLost = LockManager.DEFAULT_LEASE_LOST_POLICY;
 
     private final Watchdog watchdog = new Watchdog();
     private final Aspect aspect = new Aspect();
@@ -61,11 +60,8 @@ public class DistributedLockProperties {
         return keyPrefix;
     }
 
-    /** Sets the Redis key prefix; braces are refused because they would break the hash tag. */
+    /** Sets the Redis key prefix. */
     public void setKeyPrefix(String keyPrefix) {
-        if (keyPrefix == null || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-            throw new IllegalArgumentException(PREFIX + ".key-prefix must not contain '{' or '}', was '" + keyPrefix + "'");
-        }
         this.keyPrefix = keyPrefix;
     }
 
@@ -74,9 +70,9 @@ public class DistributedLockProperties {
         return waitTime;
     }
 
-    /** Sets the default wait time; must not be negative. */
+    /** Sets the default wait time. */
     public void setWaitTime(Duration waitTime) {
-        this.waitTime = notNegative(PREFIX + ".wait-time", waitTime);
+        this.waitTime = waitTime;
     }
 
     /** The watchdog-managed lease. */
@@ -84,11 +80,8 @@ public class DistributedLockProperties {
         return leaseTime;
     }
 
-    /** Sets the watchdog-managed lease; at least 30ms. */
+    /** Sets the watchdog-managed lease. */
     public void setLeaseTime(Duration leaseTime) {
-        if (leaseTime == null || leaseTime.toMillis() < 30) {
-            throw new IllegalArgumentException(PREFIX + ".lease-time must be at least 30ms, was " + leaseTime);
-        }
         this.leaseTime = leaseTime;
     }
 
@@ -97,11 +90,8 @@ public class DistributedLockProperties {
         return abortCheckInterval;
     }
 
-    /** Sets how often waiters re-check abortIf; must be positive. */
+    /** Sets how often waiters re-check abortIf. */
     public void setAbortCheckInterval(Duration abortCheckInterval) {
-        if (abortCheckInterval == null || abortCheckInterval.isNegative() || abortCheckInterval.isZero()) {
-            throw new IllegalArgumentException(PREFIX + ".abort-check-interval must be positive, was " + abortCheckInterval);
-        }
         this.abortCheckInterval = abortCheckInterval;
     }
 
@@ -112,9 +102,6 @@ public class DistributedLockProperties {
 
     /** Sets what releasing a lost lease does ({@code throw} or {@code log}). */
     public void setOnLeaseLost(LeaseLostPolicy onLeaseLost) {
-        if (onLeaseLost == null) {
-            throw new IllegalArgumentException(PREFIX + ".on-lease-lost must be throw or log");
-        }
         this.onLeaseLost = onLeaseLost;
     }
 
@@ -138,13 +125,6 @@ public class DistributedLockProperties {
         return redis;
     }
 
-    private static Duration notNegative(String property, Duration value) {
-        if (value == null || value.isNegative()) {
-            throw new IllegalArgumentException(property + " must not be negative, was " + value);
-        }
-        return value;
-    }
-
     /** {@code dlock.watchdog.*}: the thread that renews watchdog-managed leases. */
     public static class Watchdog {
 
@@ -156,12 +136,8 @@ public class DistributedLockProperties {
             return batchSize;
         }
 
-        /** Sets the renewal batch size, between 1 and {@link RedisLockBackend#MAX_RENEWAL_BATCH_SIZE}. */
+        /** Sets the renewal batch size. */
         public void setBatchSize(int batchSize) {
-            if (batchSize < 1 || batchSize > RedisLockBackend.MAX_RENEWAL_BATCH_SIZE) {
-                throw new IllegalArgumentException(PREFIX + ".watchdog.batch-size must be between 1 and "
-                        + RedisLockBackend.MAX_RENEWAL_BATCH_SIZE + ", was " + batchSize);
-            }
             this.batchSize = batchSize;
         }
     }
@@ -230,9 +206,9 @@ public class DistributedLockProperties {
             return url;
         }
 
-        /** Sets the Redis URL; only redis:// and rediss:// are accepted. */
+        /** Sets the Redis URL. */
         public void setUrl(String url) {
-            this.url = validUrl(PREFIX + ".redis.url", url);
+            this.url = url;
         }
 
         /** The connect and read timeout, or null for the client's default. */
@@ -240,11 +216,8 @@ public class DistributedLockProperties {
             return timeout;
         }
 
-        /** Sets the connect and read timeout; must be positive. */
+        /** Sets the connect and read timeout. */
         public void setTimeout(Duration timeout) {
-            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-                throw new IllegalArgumentException(PREFIX + ".redis.timeout must be positive, was " + timeout);
-            }
             this.timeout = timeout;
         }
 
@@ -292,43 +265,6 @@ public class DistributedLockProperties {
         public Redlock getRedlock() {
             return redlock;
         }
-
-        /** True when any of url, sentinel and cluster is set, so dlock.redis (not spring.data.redis) is used. */
-        public boolean isConfigured() {
-            return url != null || sentinel.master != null || !sentinel.nodes.isEmpty() || !cluster.nodes.isEmpty();
-        }
-
-        /** True when locks go to independent masters through Redlock instead of one Redis deployment. */
-        public boolean isRedlock() {
-            return !redlock.nodes.isEmpty();
-        }
-
-        /** Checks that the settings combine into one connection mode. */
-        public void validate() {
-            boolean sentinelSet = sentinel.master != null || !sentinel.nodes.isEmpty();
-            if (isRedlock()) {
-                if (isConfigured()) {
-                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes cannot be combined with " + PREFIX
-                            + ".redis.url, .sentinel or .cluster; Redlock locks on its own independent masters");
-                }
-                if (redlock.nodes.size() < 3) {
-                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes needs at least 3 independent masters, was "
-                            + redlock.nodes.size());
-                }
-            }
-            if (sentinelSet && !cluster.nodes.isEmpty()) {
-                throw new IllegalArgumentException(PREFIX + ".redis.sentinel and " + PREFIX
-                        + ".redis.cluster are both set; configure one of them");
-            }
-            if (url != null && (sentinelSet || !cluster.nodes.isEmpty())) {
-                throw new IllegalArgumentException(PREFIX + ".redis.url cannot be combined with " + PREFIX
-                        + ".redis." + (sentinelSet ? "sentinel" : "cluster") + "; configure one of them");
-            }
-            if (sentinelSet && (sentinel.master == null || sentinel.nodes.isEmpty())) {
-                throw new IllegalArgumentException(PREFIX + ".redis.sentinel.master and " + PREFIX
-                        + ".redis.sentinel.nodes must be set together");
-            }
-        }
     }
 
     /** {@code dlock.redis.sentinel.*}: a Redis master found through Sentinel. */
@@ -363,7 +299,7 @@ public class DistributedLockProperties {
 
         /** Sets the sentinels, each host:port. */
         public void setNodes(List<String> nodes) {
-            this.nodes = validNodes(PREFIX + ".redis.sentinel.nodes", nodes);
+            this.nodes = nodes;
         }
 
         /** The sentinels' user name, or null. */
@@ -400,15 +336,7 @@ public class DistributedLockProperties {
 
         /** Sets the masters' URLs, each redis:// or rediss://. */
         public void setNodes(List<String> nodes) {
-            List<String> valid = new ArrayList<>();
-            for (String node : nodes == null ? List.<String>of() : nodes) {
-                String url = validUrl(PREFIX + ".redis.redlock.nodes", node);
-                if (url == null) {
-                    throw new IllegalArgumentException(PREFIX + ".redis.redlock.nodes has a blank entry");
-                }
-                valid.add(url);
-            }
-            this.nodes = valid;
+            this.nodes = nodes;
         }
     }
 
@@ -425,56 +353,7 @@ public class DistributedLockProperties {
 
         /** Sets the seed nodes, each host:port. */
         public void setNodes(List<String> nodes) {
-            this.nodes = validNodes(PREFIX + ".redis.cluster.nodes", nodes);
+            this.nodes = nodes;
         }
-    }
-
-    /** Returns {@code url} when it is a redis:// or rediss:// URL with a host; fails naming {@code property} otherwise. */
-    static String validUrl(String property, String url) {
-        if (url == null || url.isBlank()) {
-            return null;
-        }
-        URI uri;
-        try {
-            uri = new URI(url.trim());
-        } catch (URISyntaxException e) {
-            throw new IllegalArgumentException(property + " is not a valid URL: " + e.getReason());
-        }
-        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            // The URL may carry a password: name the scheme only.
-            throw new IllegalArgumentException(property + " must start with redis:// or rediss://, was a URL with scheme '"
-                    + scheme + "'");
-        }
-        if (uri.getHost() == null) {
-            throw new IllegalArgumentException(property + " must name a host, like redis://localhost:6379");
-        }
-        return url.trim();
-    }
-
-    /** Returns {@code nodes} when each is host:port with a valid port; fails naming {@code property} otherwise. */
-    static List<String> validNodes(String property, List<String> nodes) {
-        List<String> valid = new ArrayList<>();
-        if (nodes == null) {
-            return valid;
-        }
-        for (String node : nodes) {
-            String trimmed = node == null ? "" : node.trim();
-            int colon = trimmed.lastIndexOf(':');
-            boolean ok = colon > 0 && colon < trimmed.length() - 1;
-            if (ok) {
-                try {
-                    int port = Integer.parseInt(trimmed.substring(colon + 1));
-                    ok = port > 0 && port < 65536;
-                } catch (NumberFormatException e) {
-                    ok = false;
-                }
-            }
-            if (!ok) {
-                throw new IllegalArgumentException(property + " entries must be host:port, was '" + node + "'");
-            }
-            valid.add(trimmed);
-        }
-        return valid;
     }
 }

@@ -13,15 +13,19 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
  * Where the auto-configured Redis client connects, resolved from {@code dlock.redis.*} or, when
  * that is not set, from the standard {@code spring.data.redis.*} properties (read by name, so
- * Spring Data Redis need not be on the classpath).
+ * Spring Data Redis need not be on the classpath). Owns the connection rules (URL schemes,
+ * host:port nodes, one connection mode) and names the property that breaks one.
  *
  * @param source           the property prefix the settings came from, for messages
  * @param nodes            the server (standalone), the sentinels, or the cluster seed nodes
@@ -38,29 +42,29 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     enum Mode { STANDALONE, SENTINEL, CLUSTER }
 
     private static final String SPRING_DATA_REDIS = "spring.data.redis";
+    private static final String DLOCK_REDIS = DistributedLockProperties.PREFIX + ".redis";
     private static final String DEFAULT_HOST = "localhost";
     private static final int DEFAULT_PORT = 6379;
 
     /** Resolves the settings: {@code dlock.redis.*} when configured, otherwise {@code spring.data.redis.*}. */
     static RedisConnectionSettings resolve(DistributedLockProperties.Redis dlock, Binder binder) {
-        dlock.validate();
-        return dlock.isConfigured() ? fromDlock(dlock) : fromSpringData(binder, dlock);
+        Checked checked = Checked.of(dlock);
+        return checked.isConfigured() ? fromDlock(dlock, checked) : fromSpringData(binder, dlock);
     }
 
-    private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis) {
-        String source = DistributedLockProperties.PREFIX + ".redis";
+    private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis, Checked checked) {
         DistributedLockProperties.Sentinel sentinel = redis.getSentinel();
         if (sentinel.getMaster() != null) {
-            return new RedisConnectionSettings(source, Mode.SENTINEL, hostsAndPorts(sentinel.getNodes()),
+            return new RedisConnectionSettings(DLOCK_REDIS, Mode.SENTINEL, hostsAndPorts(checked.sentinelNodes()),
                     sentinel.getMaster(), redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
                     redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword());
         }
-        if (!redis.getCluster().getNodes().isEmpty()) {
-            return new RedisConnectionSettings(source, Mode.CLUSTER, hostsAndPorts(redis.getCluster().getNodes()),
+        if (!checked.clusterNodes().isEmpty()) {
+            return new RedisConnectionSettings(DLOCK_REDIS, Mode.CLUSTER, hostsAndPorts(checked.clusterNodes()),
                     null, redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
                     redis.getTimeout(), redis.getTimeout(), null, null);
         }
-        return standalone(source, URI.create(redis.getUrl()), redis.getUsername(), redis.getPassword(), redis.isSsl(),
+        return standalone(DLOCK_REDIS, URI.create(checked.url()), redis.getUsername(), redis.getPassword(), redis.isSsl(),
                 redis.getTimeout(), redis.getTimeout());
     }
 
@@ -85,7 +89,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.CLUSTER, hostsAndPorts(clusterNodes), null,
                     username, password, 0, ssl, connectTimeout, readTimeout, null, null);
         }
-        String url = DistributedLockProperties.validUrl(SPRING_DATA_REDIS + ".url", string(binder, "url"));
+        String url = validUrl(SPRING_DATA_REDIS + ".url", string(binder, "url"));
         if (url != null) {
             return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout);
         }
@@ -105,15 +109,120 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 connectTimeout, readTimeout, null, null);
     }
 
-    /** One standalone client per master of {@code dlock.redis.redlock.nodes}; credentials in a URL win over the shared ones. */
+    /**
+     * One standalone client per master of {@code dlock.redis.redlock.nodes}; credentials in a URL win
+     * over the shared ones. How many masters Redlock needs is the Redlock builder's rule.
+     */
     static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis) {
-        redis.validate();
-        List<UnifiedJedis> clients = new java.util.ArrayList<>();
-        for (String node : redis.getRedlock().getNodes()) {
-            clients.add(standalone(DistributedLockProperties.PREFIX + ".redis.redlock", URI.create(node), redis.getUsername(),
+        Checked checked = Checked.of(redis);
+        List<UnifiedJedis> clients = new ArrayList<>();
+        for (String node : checked.redlockNodes()) {
+            clients.add(standalone(DLOCK_REDIS + ".redlock", URI.create(node), redis.getUsername(),
                     redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout()).createClient());
         }
         return new RedlockClients(clients);
+    }
+
+    /**
+     * The {@code dlock.redis.*} values after each passed its own check (trimmed, blanks dropped) and
+     * together name at most one connection mode.
+     */
+    private record Checked(String url, List<String> sentinelNodes, List<String> clusterNodes, List<String> redlockNodes,
+                           boolean sentinelSet) {
+
+        static Checked of(DistributedLockProperties.Redis redis) {
+            Duration timeout = redis.getTimeout();
+            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
+                throw new IllegalArgumentException(DLOCK_REDIS + ".timeout must be positive, was " + timeout);
+            }
+            List<String> redlockNodes = new ArrayList<>();
+            for (String node : redis.getRedlock().getNodes()) {
+                String url = validUrl(DLOCK_REDIS + ".redlock.nodes", node);
+                if (url == null) {
+                    throw new IllegalArgumentException(DLOCK_REDIS + ".redlock.nodes has a blank entry");
+                }
+                redlockNodes.add(url);
+            }
+            List<String> sentinelNodes = validNodes(DLOCK_REDIS + ".sentinel.nodes", redis.getSentinel().getNodes());
+            Checked checked = new Checked(validUrl(DLOCK_REDIS + ".url", redis.getUrl()), sentinelNodes,
+                    validNodes(DLOCK_REDIS + ".cluster.nodes", redis.getCluster().getNodes()), redlockNodes,
+                    redis.getSentinel().getMaster() != null || !sentinelNodes.isEmpty());
+            checked.requireOneMode(redis.getSentinel().getMaster());
+            return checked;
+        }
+
+        /** True when any of url, sentinel and cluster is set, so dlock.redis (not spring.data.redis) is used. */
+        boolean isConfigured() {
+            return url != null || sentinelSet || !clusterNodes.isEmpty();
+        }
+
+        private void requireOneMode(String sentinelMaster) {
+            if (!redlockNodes.isEmpty() && isConfigured()) {
+                throw new IllegalArgumentException(DLOCK_REDIS + ".redlock.nodes cannot be combined with " + DLOCK_REDIS
+                        + ".url, .sentinel or .cluster; Redlock locks on its own independent masters");
+            }
+            if (sentinelSet && !clusterNodes.isEmpty()) {
+                throw new IllegalArgumentException(DLOCK_REDIS + ".sentinel and " + DLOCK_REDIS
+                        + ".cluster are both set; configure one of them");
+            }
+            if (url != null && (sentinelSet || !clusterNodes.isEmpty())) {
+                throw new IllegalArgumentException(DLOCK_REDIS + ".url cannot be combined with " + DLOCK_REDIS
+                        + "." + (sentinelSet ? "sentinel" : "cluster") + "; configure one of them");
+            }
+            if (sentinelSet && (sentinelMaster == null || sentinelNodes.isEmpty())) {
+                throw new IllegalArgumentException(DLOCK_REDIS + ".sentinel.master and " + DLOCK_REDIS
+                        + ".sentinel.nodes must be set together");
+            }
+        }
+    }
+
+    /** Returns {@code url} when it is a redis:// or rediss:// URL with a host, null when blank; fails naming {@code property} otherwise. */
+    static String validUrl(String property, String url) {
+        if (url == null || url.isBlank()) {
+            return null;
+        }
+        URI uri;
+        try {
+            uri = new URI(url.trim());
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException(property + " is not a valid URL: " + e.getReason());
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+            // The URL may carry a password: name the scheme only.
+            throw new IllegalArgumentException(property + " must start with redis:// or rediss://, was a URL with scheme '"
+                    + scheme + "'");
+        }
+        if (uri.getHost() == null) {
+            throw new IllegalArgumentException(property + " must name a host, like redis://localhost:6379");
+        }
+        return url.trim();
+    }
+
+    /** Returns {@code nodes} trimmed when each is host:port with a valid port; fails naming {@code property} otherwise. */
+    static List<String> validNodes(String property, List<String> nodes) {
+        List<String> valid = new ArrayList<>();
+        if (nodes == null) {
+            return valid;
+        }
+        for (String node : nodes) {
+            String trimmed = node == null ? "" : node.trim();
+            int colon = trimmed.lastIndexOf(':');
+            boolean ok = colon > 0 && colon < trimmed.length() - 1;
+            if (ok) {
+                try {
+                    int port = Integer.parseInt(trimmed.substring(colon + 1));
+                    ok = port > 0 && port < 65536;
+                } catch (NumberFormatException e) {
+                    ok = false;
+                }
+            }
+            if (!ok) {
+                throw new IllegalArgumentException(property + " entries must be host:port, was '" + node + "'");
+            }
+            valid.add(trimmed);
+        }
+        return valid;
     }
 
     /** Creates the client these settings describe; the caller owns (and closes) it. */
@@ -149,7 +258,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
 
     /** Describes the target without credentials, for logs. */
     String describe() {
-        return mode.name().toLowerCase(java.util.Locale.ROOT) + " " + nodes
+        return mode.name().toLowerCase(Locale.ROOT) + " " + nodes
                 + (sentinelMaster != null ? " master '" + sentinelMaster + "'" : "")
                 + (mode == Mode.STANDALONE ? " database " + database : "")
                 + (ssl ? " (TLS)" : "") + ", from " + source + ".*";
@@ -174,7 +283,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
 
     private static List<String> nodes(Binder binder, String name) {
         String property = SPRING_DATA_REDIS + "." + name;
-        return DistributedLockProperties.validNodes(property,
+        return validNodes(property,
                 binder.bind(property, Bindable.listOf(String.class)).orElse(List.of()));
     }
 

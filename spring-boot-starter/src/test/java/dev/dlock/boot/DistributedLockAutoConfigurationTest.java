@@ -22,7 +22,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.health.contributor.Health;
@@ -42,6 +44,7 @@ import redis.clients.jedis.exceptions.JedisException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -332,10 +335,47 @@ class DistributedLockAutoConfigurationTest {
         "spring.data.redis.url     | http://localhost:6380",
     })
     void badPropertyFailsStartupNamingIt(String property, String value) {
-        runner.withPropertyValues(property + "=" + value).run(context -> {
+        // The fallback points at the test's own server, so no case can reach a Redis on the default port.
+        runner.withPropertyValues("spring.data.redis.url=" + redis.uri(), property + "=" + value).run(context -> {
             assertThat(context).hasFailed();
             assertThat(messages(context.getStartupFailure())).contains(property);
         });
+    }
+
+    static Stream<Arguments> rulesOfTheBuilders() {
+        return Stream.of(
+                Arguments.of("dlock.wait-time", "-1ms", "must not be negative"),
+                Arguments.of("dlock.lease-time", "29ms", "at least 30 ms"),
+                Arguments.of("dlock.abort-check-interval", "0ms", "must be positive"),
+                Arguments.of("dlock.abort-check-interval", "-5ms", "must be positive"),
+                Arguments.of("dlock.watchdog.batch-size", "0", "between 1 and 10000"),
+                Arguments.of("dlock.watchdog.batch-size", "10001", "between 1 and 10000"),
+                Arguments.of("dlock.key-prefix", "app{1}:", "must not contain '{' or '}'"),
+                Arguments.of("dlock.key-prefix", "p".repeat(257), "at most 256 bytes"));
+    }
+
+    /** A rule kept by a builder (LockManager, LockRequest, RedisLockBackend) still fails the start, naming the property and the rule. */
+    @ParameterizedTest(name = "{0}={1}")
+    @MethodSource("rulesOfTheBuilders")
+    void builderRuleFailsStartupNamingTheProperty(String property, String value, String rule) {
+        runner.withPropertyValues(url(), property + "=" + value).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains(property).contains(rule);
+        });
+    }
+
+    /** Without the auto-configured Redis store the manager's own rule (at least 1) still names the property. */
+    @Test
+    void batchSizeIsCheckedByTheManagerForTheApplicationsOwnBackend() {
+        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+            LockBackend backend = RedisLockBackend.builder(own).build();
+            runner.withPropertyValues(url(), "dlock.watchdog.batch-size=0").withBean(LockBackend.class, () -> backend)
+                    .run(context -> {
+                        assertThat(context).hasFailed();
+                        assertThat(messages(context.getStartupFailure()))
+                                .contains("dlock.watchdog.batch-size").contains("at least 1");
+                    });
+        }
     }
 
     @Test

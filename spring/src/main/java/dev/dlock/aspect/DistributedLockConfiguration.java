@@ -1,6 +1,7 @@
 package dev.dlock.aspect;
 
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -14,12 +15,15 @@ import java.util.Map;
 /**
  * The Spring beans behind {@code @DistributedLock}: the support, the aspect and the startup
  * validation. Import it directly or through {@link EnableDistributedLocks}; needs a
- * {@link LockManager} bean. The property {@code dlock.abort-check-interval} (default 100ms) sets how
- * often waiters re-check {@code abortIf}.
+ * {@link LockManager} bean. The property {@value #ABORT_CHECK_INTERVAL} (default
+ * {@link LockRequest#DEFAULT_ABORT_CHECK_INTERVAL}) sets how often waiters re-check {@code abortIf}.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableAspectJAutoProxy
 public class DistributedLockConfiguration implements ImportAware {
+
+    /** The property that sets how often waiters re-check {@code abortIf}. */
+    public static final String ABORT_CHECK_INTERVAL = "dlock.abort-check-interval";
 
     private int order = DistributedLockAspect.DEFAULT_ORDER;
 
@@ -35,12 +39,18 @@ public class DistributedLockConfiguration implements ImportAware {
     /** The support that does the locking, with {@code @bean} references and {@code ${...}} placeholders resolved. */
     @Bean
     public LockAspectSupport lockAspectSupport(LockManager lockManager, BeanFactory beanFactory, Environment environment) {
-        String interval = environment.getProperty("dlock.abort-check-interval", "100ms");
-        return LockAspectSupport.builder(lockManager)
+        LockAspectSupport.Builder builder = LockAspectSupport.builder(lockManager)
                 .beanFactory(beanFactory)
-                .placeholderResolver(environment::resolveRequiredPlaceholders)
-                .abortCheckInterval(LockDurations.parse(interval))
-                .build();
+                .placeholderResolver(environment::resolveRequiredPlaceholders);
+        String interval = environment.getProperty(ABORT_CHECK_INTERVAL);
+        if (interval != null) {
+            try {
+                builder.abortCheckInterval(LockDurations.parse(interval));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(ABORT_CHECK_INTERVAL + "=" + interval + " is invalid: " + e.getMessage(), e);
+            }
+        }
+        return builder.build();
     }
 
     /** The aspect, proxied by Spring AOP. */

@@ -421,13 +421,9 @@ public class LockAspectSupport {
             return this;
         }
 
-        /** How often a waiter re-checks {@code abortIf} when no release notice arrives (default 100 ms). */
+        /** How often a waiter re-checks {@code abortIf} when no release notice arrives (default {@link LockRequest#DEFAULT_ABORT_CHECK_INTERVAL}). */
         public Builder abortCheckInterval(Duration interval) {
-            Objects.requireNonNull(interval, "abortCheckInterval");
-            if (interval.isZero() || interval.isNegative()) {
-                throw new IllegalArgumentException("abortCheckInterval must be positive, was " + interval);
-            }
-            this.abortCheckInterval = interval;
+            this.abortCheckInterval = LockRequest.validAbortCheckInterval(interval);
             return this;
         }
 

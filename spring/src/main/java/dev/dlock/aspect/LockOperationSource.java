@@ -4,6 +4,7 @@ import dev.dlock.annotation.DistributedLock;
 import dev.dlock.aspect.LockOperation.ResultKind;
 import dev.dlock.annotation.OnFailure;
 import dev.dlock.core.LockNotAcquiredException;
+import dev.dlock.core.LockRequest;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.AnnotatedElementKey;
@@ -131,8 +132,10 @@ public final class LockOperationSource {
                 : expression(element, specific, "abortIf", annotation.abortIf(), problems);
         Duration waitTime = duration("waitTime", annotation.waitTime(), problems);
         Duration leaseTime = duration("leaseTime", annotation.leaseTime(), problems);
-        if (leaseTime != null && leaseTime.isZero()) {
-            problems.add("leaseTime", "a fixed lease must be positive; leave it empty for a watchdog-managed lease");
+        try {
+            LockRequest.validLeaseTime(leaseTime);
+        } catch (IllegalArgumentException e) {
+            problems.add("leaseTime", e.getMessage() + "; leave it empty for a watchdog-managed lease");
         }
 
         Method fallback = null;

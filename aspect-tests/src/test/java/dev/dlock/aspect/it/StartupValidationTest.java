@@ -6,8 +6,10 @@ import dev.dlock.aspect.LockAnnotationException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.core.env.MapPropertySource;
 
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -15,6 +17,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,6 +70,12 @@ class StartupValidationTest {
 
     public static class BadLeaseTime {
         @DistributedLock(key = "#id", leaseTime = "5 parsecs")
+        public void run(String id) {
+        }
+    }
+
+    public static class ZeroLeaseTime {
+        @DistributedLock(key = "#id", leaseTime = "0")
         public void run(String id) {
         }
     }
@@ -146,6 +155,7 @@ class StartupValidationTest {
                 Arguments.of(BadAbortIf.class, "abortIf", "'#nope', which is not a parameter"),
                 Arguments.of(BadWaitTime.class, "waitTime", "'soon' is not a duration"),
                 Arguments.of(BadLeaseTime.class, "leaseTime", "'5 parsecs' is not a duration"),
+                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be positive, was PT0S; leave it empty for a watchdog-managed lease"),
                 Arguments.of(MissingPlaceholder.class, "waitTime", "no.such.property"),
                 Arguments.of(NoKey.class, "key", "neither 'key' nor 'keys' is set"),
                 Arguments.of(KeyAndKeys.class, "key", "'key' and 'keys' are both set"),
@@ -198,6 +208,23 @@ class StartupValidationTest {
                     .contains("attribute 'key'")
                     .contains("compile with '-parameters'");
         }
+    }
+
+    /** Without Boot, {@code @EnableDistributedLocks} reads dlock.abort-check-interval itself; LockRequest's rule names it. */
+    @ParameterizedTest(name = "dlock.abort-check-interval={0}")
+    @ValueSource(strings = {"0", "PT0S", "soon"})
+    void aBadAbortCheckIntervalFailsTheStartNamingTheProperty(String value) {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("test",
+                Map.of("dlock.abort-check-interval", value)));
+        context.register(TestContexts.LockInfrastructure.class, TestContexts.DefaultLocking.class);
+        Throwable failure = catchThrowable(context::refresh);
+        context.close();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        assertThat(messages).contains("dlock.abort-check-interval").contains(value);
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.dlock.boot;
 import dev.dlock.aspect.DistributedLockAnnotationValidator;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.aspect.LockAspectSupport;
+import dev.dlock.core.InMemoryLockBackend;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
@@ -30,9 +31,10 @@ import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 
 /**
- * Makes {@code @DistributedLock} work in a Spring Boot application that can reach Redis: a Jedis
- * client (unless the application has its own {@link UnifiedJedis}), the Redis lock store, the lock
- * manager, and the aspect with its startup validation. Every bean backs off when the application
+ * Makes {@code @DistributedLock} work in a Spring Boot application: a Jedis client (unless the
+ * application has its own {@link UnifiedJedis}) and the Redis lock store — or, with
+ * {@code dlock.store=in-memory}, the in-memory store and no Redis at all —, the lock manager, and the
+ * aspect with its startup validation. Every bean backs off when the application
  * defines one of the same type; {@code dlock.enabled=false} turns it all off. Each {@code dlock.*}
  * value goes to the builder that owns its rule through {@link BuilderProperty}, so a refused value
  * fails the start naming the property.
@@ -45,10 +47,19 @@ public class DistributedLockAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(DistributedLockAutoConfiguration.class);
 
+    /** The in-memory store, when {@code dlock.store=in-memory}: no Redis is configured or contacted. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockBackend.class)
+    @Conditional(StoreCondition.InMemory.class)
+    public InMemoryLockBackend dlockInMemoryLockBackend() {
+        log.info("dlock locks in memory (dlock.store=in-memory): locks exclude threads of this instance only");
+        return new InMemoryLockBackend();
+    }
+
     /** The clients of the Redlock masters, when {@code dlock.redis.redlock.nodes} is set; closed with the context. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean({LockBackend.class, RedlockClients.class})
-    @Conditional(RedlockCondition.class)
+    @Conditional({RedlockCondition.class, StoreCondition.Redis.class})
     public RedlockClients dlockRedlockClients(DistributedLockProperties properties) {
         log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
         return RedisConnectionSettings.createRedlockClients(properties.getRedis());
@@ -57,7 +68,7 @@ public class DistributedLockAutoConfiguration {
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
-    @Conditional(RedlockCondition.class)
+    @Conditional({RedlockCondition.class, StoreCondition.Redis.class})
     public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
         RedlockBackend.Builder builder = set(PREFIX + ".redis.redlock.nodes", () -> RedlockBackend.builder(clients.clients()));
         set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));
@@ -68,7 +79,7 @@ public class DistributedLockAutoConfiguration {
     /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(UnifiedJedis.class)
-    @Conditional(RedlockCondition.Not.class)
+    @Conditional({RedlockCondition.Not.class, StoreCondition.Redis.class})
     public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment) {
         RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment));
         log.info("dlock connects to Redis {}", settings.describe());
@@ -78,7 +89,7 @@ public class DistributedLockAutoConfiguration {
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
-    @Conditional(RedlockCondition.Not.class)
+    @Conditional({RedlockCondition.Not.class, StoreCondition.Redis.class})
     public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
         RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
         set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));

@@ -25,6 +25,9 @@ public class DistributedLockProperties {
     /** Whether dlock is auto-configured at all. */
     private boolean enabled = true;
 
+    /** Where locks are kept: redis (the default), or in-memory (within this JVM only: for tests and single-instance apps). */
+    private Store store = Store.REDIS;
+
     /** Prepended to every Redis key and channel; must not contain braces (they would break the hash tag). */
     private String keyPrefix = RedisLockBackend.DEFAULT_KEY_PREFIX;
 
@@ -53,6 +56,16 @@ public class DistributedLockProperties {
     /** Switches the whole auto-configuration on or off. */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    /** Where locks are kept. */
+    public Store getStore() {
+        return store;
+    }
+
+    /** Chooses where locks are kept. */
+    public void setStore(Store store) {
+        this.store = store;
     }
 
     /** The prefix of every Redis key and channel. */
@@ -355,5 +368,13 @@ public class DistributedLockProperties {
         public void setNodes(List<String> nodes) {
             this.nodes = nodes;
         }
+    }
+
+    /** The lock stores the starter can configure. */
+    public enum Store {
+        /** Redis: standalone, Sentinel, Cluster or Redlock, from {@code dlock.redis.*} or {@code spring.data.redis.*}. */
+        REDIS,
+        /** In this JVM's memory: locks exclude threads of this application instance only, never other instances. */
+        IN_MEMORY
     }
 }

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import dev.dlock.testkit.BackendFactory;
-import dev.dlock.testkit.LockBackendContractTest;
+import dev.dlock.testkit.StoreFailureContractTest;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
@@ -17,7 +17,7 @@ import redis.clients.jedis.Jedis;
  * to the master owning its slot; wiping flushes every master; crashing kills every node and
  * restarting starts every node again (empty, keeping its slots); the command count sums every node.
  */
-class ClusterContractTest extends LockBackendContractTest {
+class ClusterContractTest extends StoreFailureContractTest {
 
     static RedisClusterSetup cluster;
 

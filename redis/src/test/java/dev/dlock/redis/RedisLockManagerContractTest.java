@@ -3,7 +3,7 @@ package dev.dlock.redis;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.testkit.BackendFactory;
-import dev.dlock.testkit.LockBackendContractTest;
+import dev.dlock.testkit.StoreFailureContractTest;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
@@ -18,7 +18,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The backend contract against a real standalone redis-server started for this class. */
-class RedisLockManagerContractTest extends LockBackendContractTest {
+class RedisLockManagerContractTest extends StoreFailureContractTest {
 
     static RedisServerProcess redis;
 

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import dev.dlock.testkit.BackendFactory;
-import dev.dlock.testkit.LockBackendContractTest;
+import dev.dlock.testkit.StoreFailureContractTest;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.HostAndPort;
@@ -23,7 +23,7 @@ import redis.clients.jedis.Jedis;
  * flushes every master; crashing kills every master and restarting starts every one again, empty;
  * the command count sums every master.
  */
-class RedlockContractTest extends LockBackendContractTest {
+class RedlockContractTest extends StoreFailureContractTest {
 
     static final List<RedisServerProcess> masters = new ArrayList<>();
 

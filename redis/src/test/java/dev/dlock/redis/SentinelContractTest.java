@@ -6,7 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 import dev.dlock.testkit.BackendFactory;
-import dev.dlock.testkit.LockBackendContractTest;
+import dev.dlock.testkit.StoreFailureContractTest;
 import dev.dlock.testkit.redis.RedisSentinelSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
@@ -18,7 +18,7 @@ import redis.clients.jedis.Jedis;
  * sentinels stay up, as they would in production. The command count sums the data nodes' client
  * commands, without sentinel and replication housekeeping.
  */
-class SentinelContractTest extends LockBackendContractTest {
+class SentinelContractTest extends StoreFailureContractTest {
 
     static RedisSentinelSetup sentinel;
 

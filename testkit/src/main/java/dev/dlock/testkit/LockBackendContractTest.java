@@ -14,7 +14,6 @@ import dev.dlock.core.LockState;
 import dev.dlock.core.ReleaseResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,7 +48,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The behaviour every lock backend must show through {@link LockManager}, run against a real store.
  * A backend module extends this class once per connection mode and provides the store hooks; a new
- * backend is done when this suite passes against its real server.
+ * backend is done when this suite passes against its real server. A store that runs as a process of
+ * its own extends {@link StoreFailureContractTest} instead, which adds the tests that crash it.
  */
 public abstract class LockBackendContractTest {
 
@@ -65,12 +65,6 @@ public abstract class LockBackendContractTest {
     /** Deletes everything in the store (FLUSHALL). */
     protected abstract void wipeStore();
 
-    /** Kills the store process abruptly. */
-    protected abstract void crashStore();
-
-    /** Starts the store again at the same address, empty. */
-    protected abstract void restartStore();
-
     /** How many commands the store has executed so far (its own statistics, not the client's). */
     protected abstract long storeCommandCount();
 
@@ -82,18 +76,15 @@ public abstract class LockBackendContractTest {
         return true;
     }
 
-    /**
-     * Whether {@link #crashStore()} and {@link #restartStore()} can fail the store as a process dies;
-     * false (a store that is no process of its own) skips the store-failure tests.
-     */
-    protected boolean storeCanCrash() {
-        return true;
-    }
-
     private final List<LockManager> managers = new ArrayList<>();
     private final List<LockBackend> backends = new ArrayList<>();
     private final List<Thread> threads = new CopyOnWriteArrayList<>();
     private String key;
+
+    /** The key the current test locks: unique per test method and run. */
+    protected String key() {
+        return key;
+    }
 
     @BeforeEach
     void uniqueKey(TestInfo test) {
@@ -599,82 +590,6 @@ public abstract class LockBackendContractTest {
         assertFree(other, key, "the key is free");
     }
 
-    // ------------------------------------------------------------------ store failures
-
-    /** Tests that crash the store; each restarts it before it ends. */
-    @Nested
-    class WhenTheStoreFails {
-
-        @BeforeEach
-        void onlyWhenTheStoreCanCrash() {
-            assumeTrue(storeCanCrash(), "the store cannot crash as a process does");
-        }
-
-        @Test
-        void aCrashDuringAHoldIsReportedAsALostLease() throws Exception {
-            CountDownLatch lost = new CountDownLatch(1);
-            LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(new LockListener() {
-                @Override
-                public void onLeaseLost(String lockName, String lostKey, String reason) {
-                    lost.countDown();
-                }
-            }));
-            LockHandle lock = locks.acquire(key, Duration.ZERO);
-            try {
-                crashStore();
-                assertThat(lost.await(15, TimeUnit.SECONDS)).as("holder told within the lease").isTrue();
-                assertThat(lock.isHeld()).isFalse();
-            } finally {
-                restartStore();
-            }
-            assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
-        }
-
-        @Test
-        void aCrashDuringAWaitEndsTheWaitWithABackendError() throws Exception {
-            LockManager holder = manager();
-            RecordingBackend waiterBackend = newBackend();
-            LockManager waiter = manager(waiterBackend, b -> { });
-            holder.acquire(key, Duration.ZERO);
-            AtomicReference<Throwable> outcome = new AtomicReference<>();
-            Thread waiting = start(() -> {
-                try {
-                    waiter.acquire(key, Duration.ofSeconds(60)).close();
-                } catch (Throwable t) {
-                    outcome.set(t);
-                }
-            });
-            try {
-                awaitTrue(Duration.ofSeconds(10), () -> waiterBackend.heldAnswers.get() >= 2);
-                crashStore();
-                waiting.join(20_000);
-                assertThat(waiting.isAlive()).as("the waiter is not left hanging").isFalse();
-            } finally {
-                restartStore();
-            }
-            assertThat(outcome.get()).isInstanceOf(LockBackendException.class);
-            assertThat(waiter.heldLocks()).isEmpty();
-        }
-
-        @Test
-        void anAcquireAgainstADeadStoreFailsFast() {
-            LockManager locks = manager();
-            try {
-                crashStore();
-                long start = System.nanoTime();
-                assertThatThrownBy(() -> locks.acquire(key, Duration.ofSeconds(30))).isInstanceOf(LockBackendException.class);
-                assertThat(System.nanoTime() - start).as("fails within the client timeout, not the wait time")
-                        .isLessThan(TimeUnit.SECONDS.toNanos(15));
-                assertThat(locks.heldLocks()).isEmpty();
-            } finally {
-                restartStore();
-            }
-            try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(10))) {
-                assertThat(lock.isHeld()).as("works again once the store is back").isTrue();
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ helpers
 
     /** Fails unless {@code locks} can take {@code key} at once; releases it again. */
@@ -702,7 +617,8 @@ public abstract class LockBackendContractTest {
         }
     }
 
-    private Thread start(Runnable work) {
+    /** Starts {@code work} on a thread that the suite interrupts after the test. */
+    protected Thread start(Runnable work) {
         Thread thread = new Thread(work, "contract-" + key);
         thread.setDaemon(true);
         threads.add(thread);

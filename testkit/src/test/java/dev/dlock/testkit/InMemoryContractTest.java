@@ -61,21 +61,6 @@ class InMemoryContractTest extends LockBackendContractTest {
     }
 
     @Override
-    protected boolean storeCanCrash() {
-        return false;
-    }
-
-    @Override
-    protected void crashStore() {
-        throw new UnsupportedOperationException("an in-memory store cannot crash on its own");
-    }
-
-    @Override
-    protected void restartStore() {
-        throw new UnsupportedOperationException("an in-memory store cannot crash on its own");
-    }
-
-    @Override
     protected long storeCommandCount() {
         return COMMANDS.get();
     }

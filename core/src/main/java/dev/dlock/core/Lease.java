@@ -16,7 +16,7 @@ final class Lease {
     final long fencingToken;
     final long leaseMillis;
     final boolean watched;
-    final Object renewalGroup;
+    final StoreNode node;
     final long acquiredAtNanos;
 
     /**
@@ -36,7 +36,7 @@ final class Lease {
     private int holds = 1;
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, String owner, long fencingToken,
-          long leaseMillis, boolean watched, Object renewalGroup, long sentAtNanos) {
+          long leaseMillis, boolean watched, StoreNode node, long sentAtNanos) {
         this.manager = manager;
         this.gate = gate;
         this.lockName = lockName;
@@ -45,7 +45,7 @@ final class Lease {
         this.fencingToken = fencingToken;
         this.leaseMillis = leaseMillis;
         this.watched = watched;
-        this.renewalGroup = renewalGroup;
+        this.node = node;
         this.acquiredAtNanos = System.nanoTime();
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         this.ownerThread = Thread.currentThread();

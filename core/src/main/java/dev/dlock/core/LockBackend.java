@@ -4,7 +4,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The lock store SPI: one implementation per store (Redis, ...), used only by {@link LockManager}.
+ * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
+ * acquire, release, renew, ping and close; renewal grouping and release notices are optional
+ * capabilities the engine uses when a store offers them.
  *
  * <p>Every write compares the owner token first and is atomic in the store. "Not acquired",
  * "not owner" and "lost" are normal results, never exceptions; an implementation throws
@@ -35,28 +37,22 @@ public interface LockBackend extends AutoCloseable {
     /**
      * Extends every lease of the batch whose owner still matches, in one call to the store.
      *
-     * <p>The engine only passes batches of at most {@link #maxRenewalBatchSize()} entries that share
-     * one {@link #renewalGroup(String)}, and may call this from several threads at once for different
-     * groups. The result has one entry per request, in order.
+     * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
+     * whose leases share one node, and may call this from several threads at once for different
+     * nodes. The result has one entry per request, in order.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
 
     /**
-     * The store node a key's lease is renewed on: leases of one group are renewed together (in
-     * batches of at most {@link #maxRenewalBatchSize()}), and the calls of different groups run
-     * concurrently, so that a stalled node never delays the renewals of healthy ones. One group for
-     * every key unless the store spreads keys over independent nodes (a cluster's masters).
+     * Optional capability: which node serves a key, and the largest renew batch. Leases of one node
+     * are renewed together and different nodes concurrently. Empty (the default): one node, batches
+     * of the manager's size.
      */
-    default Object renewalGroup(String key) {
-        return "";
+    default Optional<RenewalGrouping> renewalGrouping() {
+        return Optional.empty();
     }
 
-    /** The largest batch the store accepts in one {@link #renew} call; the engine may send smaller ones. */
-    default int maxRenewalBatchSize() {
-        return Integer.MAX_VALUE;
-    }
-
-    /** Release notices for waiters, when the store can push them; empty when waiters must poll. */
+    /** Optional capability: release notices for waiters, when the store can push them; empty when waiters must poll. */
     default Optional<ReleaseNotices> releaseNotices() {
         return Optional.empty();
     }

@@ -59,6 +59,7 @@ public final class LockManager implements AutoCloseable {
 
     private final LockBackend backend;
     private final Optional<ReleaseNotices> notices;
+    private final Optional<RenewalGrouping> renewalGrouping;
     private final Duration defaultWaitTime;
     private final long watchdogLeaseMillis;
     private final LeaseLostPolicy leaseLostPolicy;
@@ -77,7 +78,8 @@ public final class LockManager implements AutoCloseable {
         this.leaseLostPolicy = builder.leaseLostPolicy;
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
-        int batchSize = Math.min(builder.renewalBatchSize, backend.maxRenewalBatchSize());
+        this.renewalGrouping = backend.renewalGrouping();
+        int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
     }
@@ -360,8 +362,8 @@ public final class LockManager implements AutoCloseable {
 
     private StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
                         long leaseMillis, boolean watched, long sentAt) {
-        Object group = watched ? backend.renewalGroup(key) : null;
-        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched, group, sentAt);
+        StoreNode node = watched ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
+        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched, node, sentAt);
         BooleanSupplier abortIf = request.abortIf();
         boolean abort;
         try {

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * leases never pile up in the queue. When slots fall due the thread drains every due slot, tops up
  * the last partial batch with leases due soon (renewing early is harmless, and it keeps the number
  * of store calls per round near leases / batch size), and hands them to their node's
- * {@link LockBackend#renewalGroup renewal group}. A group runs one call at a time on one of a bounded
+ * {@link StoreNode store node}'s group. A group runs one call at a time on one of a bounded
  * set of renewer threads; leases that fall due meanwhile wait for that call to finish.
  *
  * <p>A lease handed to a call also waits in the slot of its expiry: if no answer confirmed a renewal
@@ -55,7 +55,7 @@ final class Watchdog {
     private final String threadName;
     private final DelayQueue<Slot> queue = new DelayQueue<>();
     private final ConcurrentSkipListMap<Long, Slot> slots = new ConcurrentSkipListMap<>();
-    private final ConcurrentHashMap<Object, Group> groups = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<StoreNode, Group> groups = new ConcurrentHashMap<>();
     private final ExecutorService renewers;
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong renewCalls = new AtomicLong();
@@ -217,7 +217,7 @@ final class Watchdog {
      */
     private void dispatch(List<Lease> leases) {
         long now = System.nanoTime();
-        Map<Object, List<Lease>> toRenew = new LinkedHashMap<>();
+        Map<StoreNode, List<Lease>> toRenew = new LinkedHashMap<>();
         for (Lease lease : leases) {
             boolean expired;
             synchronized (lease) {
@@ -229,7 +229,7 @@ final class Watchdog {
                 if (!expired) {
                     if (!lease.renewing) {
                         lease.renewing = true;
-                        toRenew.computeIfAbsent(lease.renewalGroup, g -> new ArrayList<>()).add(lease);
+                        toRenew.computeIfAbsent(lease.node, node -> new ArrayList<>()).add(lease);
                     }
                     scheduleExpiryCheck(lease);
                 }
@@ -239,7 +239,7 @@ final class Watchdog {
                         + " ms ran out: the store did not answer in time");
             }
         }
-        for (Map.Entry<Object, List<Lease>> entry : toRenew.entrySet()) {
+        for (Map.Entry<StoreNode, List<Lease>> entry : toRenew.entrySet()) {
             groups.computeIfAbsent(entry.getKey(), Group::new).offer(entry.getValue());
         }
     }
@@ -344,14 +344,14 @@ final class Watchdog {
 
     /** The leases of one store node: at most one renewal call in flight, on a renewer thread. */
     private final class Group {
-        final Object id;
+        final StoreNode id;
         private final LinkedHashSet<Lease> waiting = new LinkedHashSet<>();
         private boolean inFlight;
         private long callStartedAt;
         private long callBudgetNanos;
         private boolean stallReported;
 
-        Group(Object id) {
+        Group(StoreNode id) {
             this.id = id;
         }
 

@@ -28,7 +28,7 @@ final class TappedBackend implements LockBackend {
     final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
-    private volatile Function<String, Object> renewalGroups;
+    private volatile Function<String, StoreNode> renewalGroups;
 
     TappedBackend(LockBackend store) {
         this.store = store;
@@ -45,7 +45,7 @@ final class TappedBackend implements LockBackend {
     }
 
     /** Presents the store as several nodes: {@code groups} maps a key to its node. */
-    void renewalGroups(Function<String, Object> groups) {
+    void renewalGroups(Function<String, StoreNode> groups) {
         this.renewalGroups = groups;
     }
 
@@ -82,14 +82,22 @@ final class TappedBackend implements LockBackend {
     }
 
     @Override
-    public Object renewalGroup(String key) {
-        Function<String, Object> groups = renewalGroups;
-        return groups == null ? store.renewalGroup(key) : groups.apply(key);
-    }
+    public Optional<RenewalGrouping> renewalGrouping() {
+        Function<String, StoreNode> groups = renewalGroups;
+        if (groups == null) {
+            return store.renewalGrouping();
+        }
+        return Optional.of(new RenewalGrouping() {
+            @Override
+            public StoreNode nodeOf(String key) {
+                return groups.apply(key);
+            }
 
-    @Override
-    public int maxRenewalBatchSize() {
-        return store.maxRenewalBatchSize();
+            @Override
+            public int maxBatchSize() {
+                return Integer.MAX_VALUE;
+            }
+        });
     }
 
     @Override

@@ -261,7 +261,7 @@ class WatchdogTest extends EngineTestSupport {
         TappedBackend backend = tapped();
         String stalledKey = key + ":stalled-node";
         String healthyKey = key + ":healthy-node";
-        backend.renewalGroups(k -> k.endsWith(":stalled-node") ? "stalled" : "healthy");
+        backend.renewalGroups(k -> new StoreNode(k.endsWith(":stalled-node") ? "stalled" : "healthy"));
         Events events = new Events();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
         CountDownLatch answer = new CountDownLatch(1);

@@ -19,7 +19,9 @@ import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalGrouping;
 import dev.dlock.core.RenewalResult;
+import dev.dlock.core.StoreNode;
 
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.HostAndPort;
@@ -48,7 +50,7 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * expired). Tokens are microseconds, so this holds while a key is acquired at most about once per
  * microsecond: faster, the counter runs ahead of the clock by that excess.
  */
-public final class RedisLockBackend implements LockBackend {
+public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -61,7 +63,6 @@ public final class RedisLockBackend implements LockBackend {
     /** The largest allowed renewal batch; bigger scripts block Redis for too long. */
     public static final int MAX_RENEWAL_BATCH_SIZE = 10_000;
 
-    private static final String STANDALONE_GROUP = "";
     private static final long ACQUIRED = 1;
     private static final long RELEASED = 1;
     private static final long ALREADY_FREE = 2;
@@ -263,24 +264,30 @@ public final class RedisLockBackend implements LockBackend {
         return List.of(results);
     }
 
+    /** This backend: it knows the node of every key and its batch size. */
+    @Override
+    public Optional<RenewalGrouping> renewalGrouping() {
+        return Optional.of(this);
+    }
+
     /**
      * In cluster mode the master that the client's slot cache names for the key's slot ({@code "host:port"}),
-     * or the slot (an {@link Integer}) when the owner is unknown or the client is not a cluster client
-     * (a proxy); otherwise one group for all keys.
+     * or {@code "slot N"} when the owner is unknown or the client is not a cluster client (a proxy);
+     * otherwise {@link StoreNode#SINGLE}.
      */
     @Override
-    public Object renewalGroup(String key) {
+    public StoreNode nodeOf(String key) {
         if (!cluster) {
-            return STANDALONE_GROUP;
+            return StoreNode.SINGLE;
         }
         int slot = keys.slot(key);
         HostAndPort owner = clusterNodes == null ? null : clusterNodes.slotOwner(slot);
-        return owner != null ? owner.toString() : Integer.valueOf(slot);
+        return new StoreNode(owner != null ? owner.toString() : "slot " + slot);
     }
 
     /** The configured {@code renewalBatchSize}. */
     @Override
-    public int maxRenewalBatchSize() {
+    public int maxBatchSize() {
         return renewalBatchSize;
     }
 

@@ -32,6 +32,7 @@ import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalGrouping;
 import dev.dlock.core.RenewalResult;
 
 import redis.clients.jedis.UnifiedJedis;
@@ -318,16 +319,10 @@ public final class RedlockBackend implements LockBackend {
         return results;
     }
 
-    /** One group for all keys: every master is a standalone Redis. */
+    /** One node for all keys (every master renews every lease), batches of the configured renewal batch size. */
     @Override
-    public Object renewalGroup(String key) {
-        return "";
-    }
-
-    /** The configured renewal batch size, which every master accepts. */
-    @Override
-    public int maxRenewalBatchSize() {
-        return nodes.get(0).store.maxRenewalBatchSize();
+    public Optional<RenewalGrouping> renewalGrouping() {
+        return nodes.get(0).store.renewalGrouping();
     }
 
     /** Notices from every master: a release seen on any of them wakes the waiter. */

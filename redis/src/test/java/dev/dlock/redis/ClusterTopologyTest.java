@@ -28,6 +28,7 @@ import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.StoreNode;
 import dev.dlock.core.RenewalResult;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisClusterSetup;
@@ -90,11 +91,11 @@ class ClusterTopologyTest {
             backend.beforeRenew(batch -> renewCalls.incrementAndGet());
             List<LockHandle> held = new ArrayList<>();
             Set<Integer> slots = new HashSet<>();
-            Set<Object> groups = new HashSet<>();
+            Set<StoreNode> groups = new HashSet<>();
             for (int i = 0; i < leases; i++) {
                 String key = "per-node-" + UUID.randomUUID();
                 slots.add(KEYS.slot(key));
-                groups.add(backend.renewalGroup(key));
+                groups.add(redis.nodeOf(key));
                 held.add(locks.acquire(key, Duration.ofSeconds(5)));
             }
 
@@ -211,7 +212,7 @@ class ClusterTopologyTest {
             // A client idle through the failover still names the dead master for these slots.
             assertThat(idleBackend.renew(staleGroup)).as("renewal of a group formed before the failover")
                     .containsOnly(RenewalResult.RENEWED);
-            assertThat(idleBackend.renewalGroup(staleGroup.get(0).key())).isEqualTo(promoted.host() + ":" + promoted.port());
+            assertThat(idleBackend.nodeOf(staleGroup.get(0).key())).isEqualTo(new StoreNode(promoted.host() + ":" + promoted.port()));
         }
     }
 

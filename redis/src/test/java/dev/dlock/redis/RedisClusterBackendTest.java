@@ -58,8 +58,8 @@ class RedisClusterBackendTest {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             assertThat(backend.isCluster()).isTrue();
             // The node's own CLUSTER SLOTS entry has an empty host until another node met it.
-            assertThat(backend.renewalGroup("{x}")).asString().endsWith(":" + server.port());
-            assertThat(backend.renewalGroup(findKeyInAnotherSlot("{x}"))).isEqualTo(backend.renewalGroup("{x}"));
+            assertThat(backend.nodeOf("{x}").name()).endsWith(":" + server.port());
+            assertThat(backend.nodeOf(findKeyInAnotherSlot("{x}"))).isEqualTo(backend.nodeOf("{x}"));
         }
     }
 

@@ -20,6 +20,7 @@ import dev.dlock.core.AcquireResult;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
+import dev.dlock.core.StoreNode;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.Jedis;
@@ -169,7 +170,7 @@ class RedisLockBackendTest {
     void renewRejectsBatchesLargerThanConfigured() {
         RedisLockBackend small = RedisLockBackend.builder(client).renewalBatchSize(2).build();
         try (small) {
-            assertThat(small.maxRenewalBatchSize()).isEqualTo(2);
+            assertThat(small.maxBatchSize()).isEqualTo(2);
             assertThatThrownBy(() -> small.renew(List.of(
                     new LeaseRenewal("a", "o", 1_000), new LeaseRenewal("b", "o", 1_000),
                     new LeaseRenewal("c", "o", 1_000))))
@@ -251,10 +252,10 @@ class RedisLockBackendTest {
     @Test
     void standaloneClientUsesOneRenewalGroup() {
         assertThat(backend.isCluster()).isFalse();
-        assertThat(backend.renewalGroup("a")).isEqualTo(backend.renewalGroup("b"));
+        assertThat(backend.nodeOf("a")).isEqualTo(backend.nodeOf("b"));
         RedisLockBackend clustered = RedisLockBackend.builder(client).cluster(true).build();
         try (clustered) {
-            assertThat(clustered.renewalGroup("a")).isEqualTo(keys.slot("a"));
+            assertThat(clustered.nodeOf("a")).isEqualTo(new StoreNode("slot " + keys.slot("a")));
         }
     }
 

@@ -5,6 +5,7 @@ import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalGrouping;
 import dev.dlock.core.RenewalResult;
 
 import java.util.List;
@@ -69,13 +70,8 @@ public final class RecordingBackend implements LockBackend {
     }
 
     @Override
-    public Object renewalGroup(String key) {
-        return delegate.renewalGroup(key);
-    }
-
-    @Override
-    public int maxRenewalBatchSize() {
-        return delegate.maxRenewalBatchSize();
+    public Optional<RenewalGrouping> renewalGrouping() {
+        return delegate.renewalGrouping();
     }
 
     @Override

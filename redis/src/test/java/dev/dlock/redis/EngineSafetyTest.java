@@ -5,7 +5,6 @@ import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
-import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisServerProcess;
@@ -17,26 +16,21 @@ import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 
-import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The engine's safety promises against a real Redis: re-entry never hands out a released or run-out
- * lease, "held" means the store cannot have let the key go, one stalled or failing renewal does not
- * take other leases with it, waiters keep their arrival place, and a release whose outcome is
- * unknown is never reported as done.
+ * The engine's safety promises where only a real Redis can show them: a stalled server (SIGSTOP)
+ * ends "held" at the lease's expiry, a release after a quick restart or against a dead server tells
+ * the holder, and a repeated release of the real script is a normal release. The store-independent
+ * engine behaviours are tested on the in-memory store in dlock-core ({@code LockManagerTest},
+ * {@code WatchdogTest}).
  */
 class EngineSafetyTest {
 
@@ -83,86 +77,6 @@ class EngineSafetyTest {
 
     private static String freshKey(String name) {
         return name + ":" + System.nanoTime();
-    }
-
-    // ------------------------------------------------------------------ re-entry
-
-    /**
-     * Item 3: the owner thread re-enters while another thread closes its outer handle. Both queue on
-     * the lease's monitor (held by a third thread), so the close's steps and the re-entry interleave
-     * as the scheduler pleases. Whatever the order, the owner must end up with a handle on a lease
-     * that is really held, never on one released under it.
-     */
-    @Test
-    void reentryRacingACloseFromAnotherThreadNeverGetsAReleasedLease() throws Exception {
-        LockManager locks = manager(client, Duration.ofSeconds(30));
-        LockManager other = manager(client, Duration.ofSeconds(30));
-        String key = freshKey("reentry-race");
-        Thread owner = Thread.currentThread();
-        for (int i = 0; i < 300; i++) {
-            LockHandle outer = locks.acquire(key, Duration.ofSeconds(5));
-            Object lease = leaseOf(outer);
-            CountDownLatch monitorHeld = new CountDownLatch(1);
-            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
-            Thread closer = new Thread(() -> {
-                try {
-                    outer.close();
-                } catch (Throwable t) {
-                    closeFailure.set(t);
-                }
-            });
-            Thread blocker = new Thread(() -> {
-                synchronized (lease) {
-                    monitorHeld.countDown();
-                    closer.start();
-                    awaitBlocked(closer);
-                    awaitBlocked(owner);
-                }
-            });
-            blocker.start();
-            monitorHeld.await();
-            Optional<LockHandle> again = locks.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(5)).build());
-            closer.join();
-            blocker.join();
-            assertThat(closeFailure.get()).as("closing the outer handle, iteration %d", i).isNull();
-            assertThat(again).as("the owner got the key again, iteration %d", i).isPresent();
-            LockHandle inner = again.get();
-            assertThat(inner.isHeld()).as("the owner's handle is held after the outer close, iteration %d (%s)", i, inner).isTrue();
-            assertThat(other.tryAcquire(key)).as("another manager got the key the owner holds, iteration %d", i).isEmpty();
-            inner.close();
-        }
-    }
-
-    private static void awaitBlocked(Thread thread) {
-        await(thread.getName() + " blocked on the lease's monitor", Duration.ofSeconds(10),
-                () -> thread.getState() == Thread.State.BLOCKED);
-    }
-
-    private static Object leaseOf(LockHandle handle) throws ReflectiveOperationException {
-        Field field = handle.getClass().getDeclaredField("lease");
-        field.setAccessible(true);
-        return field.get(handle);
-    }
-
-    /** Item 4: a fixed lease that ran out (and was taken by another manager) is not re-entered with zero store calls. */
-    @Test
-    void reenteringARunOutFixedLeaseIsRefused() {
-        LockManager locks = manager(client, Duration.ofSeconds(30));
-        LockManager other = manager(client, Duration.ofSeconds(30));
-        String key = freshKey("fixed-reentry");
-        LockHandle outer = locks.acquire(LockRequest.builder(key).leaseTime(Duration.ofMillis(200)).waitTime(Duration.ZERO).build());
-        long firstToken = outer.fencingToken();
-        try (LockHandle taken = other.acquire(key, Duration.ofSeconds(10))) {
-            assertThat(taken.fencingToken()).isGreaterThan(firstToken);
-            assertThatThrownBy(() -> locks.tryAcquire(LockRequest.builder(key).leaseTime(Duration.ofMillis(200)).build()))
-                    .as("re-entering a fixed lease another manager has taken over")
-                    .isInstanceOf(LockLostException.class)
-                    .hasMessageContaining(key)
-                    .hasMessageContaining("ran out");
-        }
-        assertThat(outer.isHeld()).isFalse();
-        assertThat(outer.state()).isEqualTo(LockState.LOST);
-        assertThatThrownBy(outer::close).isInstanceOf(LockLostException.class);
     }
 
     // ------------------------------------------------------------------ the watchdog
@@ -216,73 +130,6 @@ class EngineSafetyTest {
         }, "redis-resumer");
         resumer.start();
         return resumer;
-    }
-
-    /** A renewal call that dies with an Error must not leave its leases without renewals. */
-    @Test
-    void aRenewalCallDyingWithAnErrorLeavesItsLeaseRenewed() {
-        RedisLockBackend backend = RedisLockBackend.builder(client).build();
-        RecordingBackend recording = new RecordingBackend(backend);
-        AtomicInteger errorsLeft = new AtomicInteger(2);
-        recording.beforeRenew(batch -> {
-            if (errorsLeft.getAndDecrement() > 0) {
-                throw new StackOverflowError("injected: a renewal call dies with an Error");
-            }
-        });
-        List<String> lost = new CopyOnWriteArrayList<>();
-        LockManager locks = manager(recording, Duration.ofMillis(600), backend, new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String key, String reason) {
-                lost.add(key);
-            }
-        });
-        LockManager other = manager(client, Duration.ofSeconds(30));
-        String key = freshKey("renewer-error");
-        try (LockHandle handle = locks.acquire(key, Duration.ZERO)) {
-            await("renewals after the injected Errors", Duration.ofSeconds(10), () -> recording.renewalsOf(key) >= 6);
-            assertThat(lost).as("leases reported lost").isEmpty();
-            assertThat(handle.isHeld()).isTrue();
-            assertThat(other.tryAcquire(key)).as("another manager got the key").isEmpty();
-        }
-    }
-
-    // ------------------------------------------------------------------ waiting
-
-    /** Item 9: a waiter that checks an abort condition keeps the place it arrived at. */
-    @Test
-    void aWaiterCheckingItsAbortConditionKeepsItsPlace() throws Exception {
-        LockManager locks = manager(client, Duration.ofSeconds(30));
-        String key = freshKey("fifo");
-        List<String> order = new CopyOnWriteArrayList<>();
-        AtomicInteger abortChecks = new AtomicInteger();
-        LockHandle holder = locks.acquire(key, Duration.ZERO);
-
-        Thread early = waiter(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(30))
-                .abortIf(() -> {
-                    abortChecks.incrementAndGet();
-                    return false;
-                }).abortCheckInterval(Duration.ofMillis(10)).build(), "early", order);
-        await("the early waiter to check its abort condition", Duration.ofSeconds(5), () -> abortChecks.get() >= 2);
-        Thread late = waiter(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(30)).build(), "late", order);
-        await("the late waiter to queue", Duration.ofSeconds(5), () -> late.getState() == Thread.State.TIMED_WAITING);
-        int checksWhenLateQueued = abortChecks.get();
-        await("the early waiter to check its abort condition again", Duration.ofSeconds(5),
-                () -> abortChecks.get() >= checksWhenLateQueued + 3);
-
-        holder.close();
-        early.join(10_000);
-        late.join(10_000);
-        assertThat(order).containsExactly("early", "late");
-    }
-
-    private static Thread waiter(LockManager locks, LockRequest request, String name, List<String> order) {
-        Thread thread = new Thread(() -> {
-            try (LockHandle handle = locks.acquire(request)) {
-                order.add(name);
-            }
-        }, name);
-        thread.start();
-        return thread;
     }
 
     // ------------------------------------------------------------------ release

@@ -7,8 +7,6 @@ import dev.dlock.core.InMemoryLockBackend;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
-import dev.dlock.redis.RedisLockBackend;
-import dev.dlock.redis.RedlockBackend;
 import org.aspectj.lang.annotation.Aspect;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,28 +17,26 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 
-import redis.clients.jedis.UnifiedJedis;
 
 import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 
 /**
- * Makes {@code @DistributedLock} work in a Spring Boot application: a Jedis client (unless the
- * application has its own {@link UnifiedJedis}) and the Redis lock store — or, with
- * {@code dlock.store=in-memory}, the in-memory store and no Redis at all —, the lock manager, and the
- * aspect with its startup validation. Every bean backs off when the application
+ * Makes {@code @DistributedLock} work in a Spring Boot application, whatever the store: the lock
+ * manager over the application's {@link LockBackend} (one per store comes from that store's
+ * auto-configuration, such as {@link RedisLockStoreAutoConfiguration}; {@code dlock.store=in-memory}
+ * gives the in-memory store here), and the aspect with its startup validation. Every bean backs off when the application
  * defines one of the same type; {@code dlock.enabled=false} turns it all off. Each {@code dlock.*}
  * value goes to the builder that owns its rule through {@link BuilderProperty}, so a refused value
  * fails the start naming the property.
  */
 @AutoConfiguration
-@ConditionalOnClass({LockManager.class, RedisLockBackend.class, UnifiedJedis.class})
+@ConditionalOnClass(LockManager.class)
 @ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockAutoConfiguration {
@@ -56,52 +52,16 @@ public class DistributedLockAutoConfiguration {
         return new InMemoryLockBackend();
     }
 
-    /** The clients of the Redlock masters, when {@code dlock.redis.redlock.nodes} is set; closed with the context. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean({LockBackend.class, RedlockClients.class})
-    @Conditional({RedlockCondition.class, StoreCondition.Redis.class})
-    public RedlockClients dlockRedlockClients(DistributedLockProperties properties) {
-        log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
-        return RedisConnectionSettings.createRedlockClients(properties.getRedis());
-    }
-
-    /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(LockBackend.class)
-    @Conditional({RedlockCondition.class, StoreCondition.Redis.class})
-    public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
-        RedlockBackend.Builder builder = set(PREFIX + ".redis.redlock.nodes", () -> RedlockBackend.builder(clients.clients()));
-        set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));
-        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
-        return builder.build();
-    }
-
-    /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(UnifiedJedis.class)
-    @Conditional({RedlockCondition.Not.class, StoreCondition.Redis.class})
-    public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment) {
-        RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment));
-        log.info("dlock connects to Redis {}", settings.describe());
-        return settings.createClient();
-    }
-
-    /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(LockBackend.class)
-    @Conditional({RedlockCondition.Not.class, StoreCondition.Redis.class})
-    public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
-        RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
-        set(PREFIX + ".key-prefix", () -> builder.keyPrefix(properties.getKeyPrefix()));
-        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
-        return builder.build();
-    }
-
     /** The lock manager, reporting to every {@link LockListener} bean (metrics included). */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockManager.class)
-    public LockManager dlockLockManager(LockBackend backend, DistributedLockProperties properties,
+    public LockManager dlockLockManager(ObjectProvider<LockBackend> backends, DistributedLockProperties properties,
                                         ObjectProvider<LockListener> listeners) {
+        LockBackend backend = backends.getIfUnique(() -> {
+            throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + properties.getStore()
+                    .name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
+                    + " needs its store module on the class path (or define one LockBackend bean)");
+        });
         LockManager.Builder builder = LockManager.builder(backend);
         set(PREFIX + ".wait-time", () -> builder.waitTime(properties.getWaitTime()));
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));

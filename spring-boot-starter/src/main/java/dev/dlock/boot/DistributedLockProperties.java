@@ -4,8 +4,8 @@ import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.core.LeaseLostPolicy;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
-import dev.dlock.redis.RedisLockBackend;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,8 +28,8 @@ public class DistributedLockProperties {
     /** Where locks are kept: redis (the default), or in-memory (within this JVM only: for tests and single-instance apps). */
     private Store store = Store.REDIS;
 
-    /** Prepended to every Redis key and channel; must not contain braces (they would break the hash tag). */
-    private String keyPrefix = RedisLockBackend.DEFAULT_KEY_PREFIX;
+    /** Prepended to every Redis key and channel; deprecated: use dlock.redis.key-prefix. */
+    private String keyPrefix;
 
     /** How long a call waits for a lock when its annotation gives no waitTime; 0 tries once. */
     private Duration waitTime = LockManager.DEFAULT_WAIT_TIME;
@@ -68,12 +68,15 @@ public class DistributedLockProperties {
         this.store = store;
     }
 
-    /** The prefix of every Redis key and channel. */
+    /** The prefix of every Redis key and channel, or null; replaced by {@code dlock.redis.key-prefix}. */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    @DeprecatedConfigurationProperty(replacement = "dlock.redis.key-prefix", since = "0.1.0")
     public String getKeyPrefix() {
         return keyPrefix;
     }
 
-    /** Sets the Redis key prefix. */
+    /** Sets the deprecated key prefix; {@code dlock.redis.key-prefix} wins when both are set. */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public void setKeyPrefix(String keyPrefix) {
         this.keyPrefix = keyPrefix;
     }
@@ -210,9 +213,22 @@ public class DistributedLockProperties {
         /** Whether to use TLS (a rediss:// URL turns it on too). */
         private boolean ssl;
 
+        /** Prepended to every Redis key and channel (default dlock:); must not contain braces (they would break the hash tag). */
+        private String keyPrefix;
+
         private final Sentinel sentinel = new Sentinel();
         private final Cluster cluster = new Cluster();
         private final Redlock redlock = new Redlock();
+
+        /** The prefix of every Redis key and channel, or null for the default. */
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        /** Sets the prefix of every Redis key and channel. */
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
 
         /** The Redis URL, or null. */
         public String getUrl() {

@@ -55,7 +55,7 @@ class DistributedLockAutoConfigurationTest {
     private static RedisServerProcess redis;
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class,
+            .withConfiguration(AutoConfigurations.of(RedisLockStoreAutoConfiguration.class, DistributedLockAutoConfiguration.class,
                     DistributedLockMetricsAutoConfiguration.class, DistributedLockEndpointAutoConfiguration.class,
                     DistributedLockHealthAutoConfiguration.class));
 
@@ -148,9 +148,27 @@ class DistributedLockAutoConfigurationTest {
         }
     }
 
+    /** The key prefix moved under the store's prefix; the old name keeps working for a release, and the new one wins. */
+    @Test
+    void theDeprecatedKeyPrefixStillWorksAndTheRedisOneWins() {
+        runner.withPropertyValues(url(), "dlock.key-prefix=old:").run(context -> {
+            context.getBean(LockManager.class).acquire("order-d", Duration.ZERO).close();
+            try (Jedis admin = redis.admin()) {
+                assertThat(admin.exists("old:{order-d}:fence")).as("the deprecated dlock.key-prefix is used").isTrue();
+            }
+        });
+        runner.withPropertyValues(url(), "dlock.key-prefix=old:", "dlock.redis.key-prefix=new:").run(context -> {
+            context.getBean(LockManager.class).acquire("order-n", Duration.ZERO).close();
+            try (Jedis admin = redis.admin()) {
+                assertThat(admin.exists("new:{order-n}:fence")).as("dlock.redis.key-prefix wins").isTrue();
+                assertThat(admin.exists("old:{order-n}:fence")).isFalse();
+            }
+        });
+    }
+
     @Test
     void propertiesTakeEffect() {
-        runner.withPropertyValues(url(), "dlock.key-prefix=shop:", "dlock.wait-time=250ms", "dlock.lease-time=3s",
+        runner.withPropertyValues(url(), "dlock.redis.key-prefix=shop:", "dlock.wait-time=250ms", "dlock.lease-time=3s",
                 "dlock.watchdog.batch-size=7", "dlock.aspect.order=42", "dlock.redis.timeout=700ms").run(context -> {
             LockManager locks = context.getBean(LockManager.class);
             assertThat(locks.defaultWaitTime()).isEqualTo(Duration.ofMillis(250));
@@ -331,6 +349,7 @@ class DistributedLockAutoConfigurationTest {
         "dlock.redis.timeout       | -5s",
         "dlock.redis.cluster.nodes | localhost",
         "dlock.on-lease-lost       | explode",
+        "dlock.redis.key-prefix    | {app}",
         "dlock.key-prefix          | {app}",
         "spring.data.redis.url     | http://localhost:6380",
     })
@@ -350,8 +369,9 @@ class DistributedLockAutoConfigurationTest {
                 Arguments.of("dlock.abort-check-interval", "-5ms", "must be positive"),
                 Arguments.of("dlock.watchdog.batch-size", "0", "between 1 and 10000"),
                 Arguments.of("dlock.watchdog.batch-size", "10001", "between 1 and 10000"),
-                Arguments.of("dlock.key-prefix", "app{1}:", "must not contain '{' or '}'"),
-                Arguments.of("dlock.key-prefix", "p".repeat(257), "at most 256 bytes"));
+                Arguments.of("dlock.redis.key-prefix", "app{1}:", "must not contain '{' or '}'"),
+                Arguments.of("dlock.redis.key-prefix", "p".repeat(257), "at most 256 bytes"),
+                Arguments.of("dlock.key-prefix", "app{1}:", "must not contain '{' or '}'"));
     }
 
     /** A rule kept by a builder (LockManager, LockRequest, RedisLockBackend) still fails the start, naming the property and the rule. */

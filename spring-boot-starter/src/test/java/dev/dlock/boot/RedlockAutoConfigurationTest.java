@@ -27,7 +27,7 @@ class RedlockAutoConfigurationTest {
     private static final List<RedisServerProcess> masters = new ArrayList<>();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(RedisLockStoreAutoConfiguration.class, DistributedLockAutoConfiguration.class));
 
     @BeforeAll
     static void startMasters() {
@@ -47,7 +47,7 @@ class RedlockAutoConfigurationTest {
 
     @Test
     void redlockNodesMakeARedlockStoreThatLocksOnEveryMaster() {
-        runner.withPropertyValues(nodes(3), "dlock.key-prefix=rl:").run(context -> {
+        runner.withPropertyValues(nodes(3), "dlock.redis.key-prefix=rl:").run(context -> {
             assertThat(context).hasNotFailed()
                     .hasSingleBean(RedlockBackend.class)
                     .doesNotHaveBean(RedisLockBackend.class)

@@ -57,7 +57,7 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnMissingBean(LockManager.class)
     public LockManager dlockLockManager(ObjectProvider<LockBackend> backends, DistributedLockProperties properties,
                                         ObjectProvider<LockListener> listeners) {
-        LockBackend backend = backends.getIfUnique(() -> {
+        LockBackend backend = backends.getIfAvailable(() -> {
             throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + properties.getStore()
                     .name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
                     + " needs its store module on the class path (or define one LockBackend bean)");

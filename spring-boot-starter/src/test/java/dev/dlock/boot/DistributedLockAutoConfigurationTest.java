@@ -148,6 +148,17 @@ class DistributedLockAutoConfigurationTest {
         }
     }
 
+    /** Without the chosen store's auto-configuration (its module missing), the start fails saying so, not with a bare missing bean. */
+    @Test
+    void aStoreWithoutItsModuleFailsTheStartNamingTheStore() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("dlock.store=redis needs its store module on the class path");
+                });
+    }
+
     /** The key prefix moved under the store's prefix; the old name keeps working for a release, and the new one wins. */
     @Test
     void theDeprecatedKeyPrefixStillWorksAndTheRedisOneWins() {

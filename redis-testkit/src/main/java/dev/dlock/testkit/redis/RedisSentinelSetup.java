@@ -32,6 +32,8 @@ public final class RedisSentinelSetup implements AutoCloseable {
     private static final int DOWN_AFTER_MILLIS = 1_000;
     private static final int FAILOVER_TIMEOUT_MILLIS = 5_000;
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
+    /** How long one attempt at linking the replica after a restart may take before the roles are set again. */
+    private static final Duration RELINK_ATTEMPT = Duration.ofSeconds(5);
 
     private final List<RedisServerProcess> dataNodes = new ArrayList<>();
     private final List<RedisServerProcess> sentinels = new ArrayList<>();
@@ -43,10 +45,11 @@ public final class RedisSentinelSetup implements AutoCloseable {
     public static RedisSentinelSetup start() {
         RedisSentinelSetup setup = new RedisSentinelSetup();
         try {
-            RedisServerProcess master = RedisServerProcess.start(List.of());
+            // No 5 s wait before a diskless full sync: every restart of the data nodes resyncs the replica.
+            RedisServerProcess master = RedisServerProcess.start(List.of("--repl-diskless-sync-delay", "0"));
             setup.dataNodes.add(master);
-            RedisServerProcess replica = RedisServerProcess.start(
-                    List.of("--replicaof", master.host(), Integer.toString(master.port())));
+            RedisServerProcess replica = RedisServerProcess.start(List.of("--repl-diskless-sync-delay", "0",
+                    "--replicaof", master.host(), Integer.toString(master.port())));
             setup.dataNodes.add(replica);
             setup.awaitReplicaLinked(replica);
             String config = "sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 2\n"
@@ -143,12 +146,55 @@ public final class RedisSentinelSetup implements AutoCloseable {
         dataNodes.forEach(RedisServerProcess::kill);
     }
 
-    /** Starts both data nodes again, empty and in their original roles, and waits for the replica's link. */
+    /**
+     * Starts both data nodes again, empty and in their original roles, and waits for the replica's
+     * link. The sentinels may have reconfigured a node while both were down (a failover they started
+     * and aborted), so the roles are set again whenever the link does not come up in time.
+     */
     public void restartDataNodes() {
         for (RedisServerProcess node : dataNodes) {
             node.relaunch();
         }
-        awaitReplicaLinked(dataNodes.get(1));
+        RedisServerProcess master = dataNodes.get(0);
+        RedisServerProcess replica = dataNodes.get(1);
+        long deadline = System.nanoTime() + SETUP_TIMEOUT.toNanos();
+        while (!replicaLinkedWithin(replica, RELINK_ATTEMPT)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("Timed out after " + SETUP_TIMEOUT.toMillis() + " ms waiting for replica "
+                        + replica.uri() + " to link to " + master.uri() + "; its replication info: " + replicationInfo(replica));
+            }
+            log.info("Replica {} not linked after a restart ({}); setting the roles again", replica.uri(), replicationInfo(replica));
+            try (Jedis masterAdmin = master.admin(); Jedis replicaAdmin = replica.admin()) {
+                masterAdmin.replicaofNoOne();
+                replicaAdmin.replicaof(master.host(), master.port());
+            } catch (JedisException e) {
+                log.info("Could not set the roles yet: {}", e.toString());
+            }
+        }
+    }
+
+    private static boolean replicaLinkedWithin(RedisServerProcess replica, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (replicationInfo(replica).contains("master_link_status:up")) {
+                return true;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("Interrupted while waiting for replica " + replica.uri(), e);
+            }
+        }
+        return false;
+    }
+
+    private static String replicationInfo(RedisServerProcess node) {
+        try (Jedis admin = node.admin()) {
+            return admin.info("replication").replace("\r\n", " ").trim();
+        } catch (JedisException e) {
+            return "unreachable: " + e.getMessage();
+        }
     }
 
     /** Stops every process. */

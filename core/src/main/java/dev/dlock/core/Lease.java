@@ -16,6 +16,8 @@ final class Lease {
     final long fencingToken;
     final long leaseMillis;
     final boolean watched;
+    /** True when the store keeps the lease alive by its session: it has no expiry of its own, only a reported loss. */
+    final boolean keptBySession;
     final StoreNode node;
     final long acquiredAtNanos;
 
@@ -36,7 +38,7 @@ final class Lease {
     private int holds = 1;
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, String owner, long fencingToken,
-          long leaseMillis, boolean watched, StoreNode node, long sentAtNanos) {
+          long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, long sentAtNanos) {
         this.manager = manager;
         this.gate = gate;
         this.lockName = lockName;
@@ -45,6 +47,7 @@ final class Lease {
         this.fencingToken = fencingToken;
         this.leaseMillis = leaseMillis;
         this.watched = watched;
+        this.keptBySession = keptBySession;
         this.node = node;
         this.acquiredAtNanos = System.nanoTime();
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
@@ -57,7 +60,7 @@ final class Lease {
 
     /** True until the local expiry estimate: the store cannot have let the key go yet. */
     boolean surelyLive(long nowNanos) {
-        return nowNanos - expiresAtNanos < 0;
+        return keptBySession || nowNanos - expiresAtNanos < 0;
     }
 
     boolean isHeld() {

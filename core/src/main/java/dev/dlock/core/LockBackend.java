@@ -5,8 +5,8 @@ import java.util.Optional;
 
 /**
  * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
- * acquire, release, renew, ping and close; renewal grouping and release notices are optional
- * capabilities the engine uses when a store offers them.
+ * acquire, release, renew, ping and close; renewal grouping, release notices and session-kept
+ * leases are optional capabilities the engine uses when a store offers them.
  *
  * <p>Every write compares the owner token first and is atomic in the store. "Not acquired",
  * "not owner" and "lost" are normal results, never exceptions; an implementation throws
@@ -39,7 +39,8 @@ public interface LockBackend extends AutoCloseable {
      *
      * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
      * whose leases share one node, and may call this from several threads at once for different
-     * nodes. The result has one entry per request, in order.
+     * nodes. The result has one entry per request, in order. Never called when the backend offers
+     * {@link #sessionLeases() session-kept leases}.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
 
@@ -54,6 +55,14 @@ public interface LockBackend extends AutoCloseable {
 
     /** Optional capability: release notices for waiters, when the store can push them; empty when waiters must poll. */
     default Optional<ReleaseNotices> releaseNotices() {
+        return Optional.empty();
+    }
+
+    /**
+     * Optional capability: the store keeps leases alive while the backend's session lives, and reports
+     * lost ones; the engine then sends no renewals. Empty (the default): leases expire unless renewed.
+     */
+    default Optional<SessionLeases> sessionLeases() {
         return Optional.empty();
     }
 

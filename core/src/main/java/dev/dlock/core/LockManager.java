@@ -60,6 +60,8 @@ public final class LockManager implements AutoCloseable {
     private final LockBackend backend;
     private final Optional<ReleaseNotices> notices;
     private final Optional<RenewalGrouping> renewalGrouping;
+    /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
+    private final boolean sessionKept;
     private final Duration defaultWaitTime;
     private final long watchdogLeaseMillis;
     private final LeaseLostPolicy leaseLostPolicy;
@@ -82,6 +84,9 @@ public final class LockManager implements AutoCloseable {
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
+        Optional<SessionLeases> sessionLeases = backend.sessionLeases();
+        this.sessionKept = sessionLeases.isPresent();
+        sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
     }
 
     /** Starts configuring a manager over {@code backend}. */
@@ -160,7 +165,7 @@ public final class LockManager implements AutoCloseable {
                 Thread thread = lease.ownerThread;
                 held.add(new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
                         Duration.ofNanos(now - lease.acquiredAtNanos),
-                        Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
+                        lease.keptBySession ? null : Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
                         lease.fencingToken, lease.watched, lease.state()));
             }
         }
@@ -314,7 +319,7 @@ public final class LockManager implements AutoCloseable {
                 }
                 signals.ifPresent(Semaphore::drainPermits);
                 long sentAt = System.nanoTime();
-                AcquireResult result = backend.tryAcquire(key, owner, leaseMillis);
+                AcquireResult result = backend.tryAcquire(key, owner, watched && sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis);
                 if (result instanceof AcquireResult.Acquired acquired) {
                     return held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
                 }
@@ -362,8 +367,10 @@ public final class LockManager implements AutoCloseable {
 
     private StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
                         long leaseMillis, boolean watched, long sentAt) {
-        StoreNode node = watched ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
-        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched, node, sentAt);
+        boolean renewed = watched && !sessionKept;
+        StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
+        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched,
+                watched && sessionKept, node, sentAt);
         BooleanSupplier abortIf = request.abortIf();
         boolean abort;
         try {
@@ -378,8 +385,10 @@ public final class LockManager implements AutoCloseable {
         }
         gate.holder = lease;
         if (watched) {
-            watchdog.ensureRunning();
             watchedLeases.incrementAndGet();
+        }
+        if (renewed) {
+            watchdog.ensureRunning();
             synchronized (lease) {
                 watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
             }
@@ -552,10 +561,21 @@ public final class LockManager implements AutoCloseable {
         if (!lease.markLost(reason)) {
             return;
         }
-        watchedLeases.decrementAndGet();
+        if (lease.watched) {
+            watchedLeases.decrementAndGet();
+        }
         log.warn("dlock lease lost: {}: {}", lease, reason);
         listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
         listener.onLeaseLost(lease.lockName, lease.key, reason);
+    }
+
+    /** A session-keeping store reports a lease gone; the report counts only while that owner still holds the key here. */
+    private void storeReportedLoss(String key, String owner, String reason) {
+        KeyGate gate = gates.get(key);
+        Lease lease = gate == null ? null : gate.holder;
+        if (lease != null && lease.owner.equals(owner)) {
+            leaseLost(lease, reason);
+        }
     }
 
     void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {

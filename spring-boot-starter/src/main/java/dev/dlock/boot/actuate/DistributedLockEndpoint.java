@@ -46,6 +46,7 @@ public class DistributedLockEndpoint {
      * One held lock. Durations are ISO-8601 ({@code PT1.5S}), with their milliseconds alongside.
      *
      * @param holderThread null once the lock belongs to pending asynchronous work
+     * @param leaseExpiresIn null, and its milliseconds -1, when the store keeps the lease alive by its session
      */
     public record HeldLockDescriptor(String name, String key, String holderThread, String heldFor, long heldForMillis,
                                      String leaseExpiresIn, long leaseExpiresInMillis, long renewals, long fencingToken,
@@ -54,7 +55,8 @@ public class DistributedLockEndpoint {
         static HeldLockDescriptor of(HeldLock lock) {
             return new HeldLockDescriptor(lock.lockName(), lock.key(), lock.holderThread(),
                     lock.heldFor().toString(), lock.heldFor().toMillis(),
-                    lock.leaseExpiresIn().toString(), lock.leaseExpiresIn().toMillis(),
+                    lock.leaseExpiresIn() == null ? null : lock.leaseExpiresIn().toString(),
+                    lock.leaseExpiresIn() == null ? -1 : lock.leaseExpiresIn().toMillis(),
                     lock.renewals(), lock.fencingToken(), lock.watchdogManaged(), lock.state().name());
         }
     }

@@ -58,9 +58,10 @@ public class DistributedLockAutoConfiguration {
     public LockManager dlockLockManager(ObjectProvider<LockBackend> backends, DistributedLockProperties properties,
                                         ObjectProvider<LockListener> listeners) {
         LockBackend backend = backends.getIfAvailable(() -> {
-            throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + properties.getStore()
-                    .name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
-                    + " needs its store module on the class path (or define one LockBackend bean)");
+            String store = properties.getStore().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+            throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + store
+                    + " needs dev.dlock:dlock-" + store + "-spring-boot-starter on the class path; or set " + PREFIX
+                    + ".store=in-memory for locks within this JVM only, or define one LockBackend bean");
         });
         LockManager.Builder builder = LockManager.builder(backend);
         set(PREFIX + ".wait-time", () -> builder.waitTime(properties.getWaitTime()));

@@ -155,7 +155,7 @@ class DistributedLockAutoConfigurationTest {
                 .run(context -> {
                     assertThat(context).hasFailed();
                     assertThat(messages(context.getStartupFailure()))
-                            .contains("dlock.store=redis needs its store module on the class path");
+                            .contains("dlock.store=redis needs dev.dlock:dlock-redis-spring-boot-starter on the class path");
                 });
     }
 

@@ -8,7 +8,6 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationContext;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,11 +16,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A Boot application with the starter and {@code dlock.store=in-memory} runs its
- * {@code @DistributedLock} methods with no Redis anywhere: none is started, and the configured
- * Redis address is one where nothing listens.
+ * {@code @DistributedLock} methods with no Redis anywhere: neither the Redis store nor a Redis
+ * client is on this module's class path, and the Redis addresses set are ones where nothing listens.
  */
 @SpringBootTest(classes = CounterApplication.class, properties = {
         "dlock.store=in-memory",
@@ -38,7 +38,10 @@ class InMemoryStoreApplicationTest {
     @Test
     void annotatedMethodsLockInMemoryWithoutRedis() throws Exception {
         assertThat(context.getBean(LockBackend.class)).isInstanceOf(InMemoryLockBackend.class);
-        assertThat(context.getBeanNamesForType(UnifiedJedis.class)).as("Redis clients").isEmpty();
+        for (String redisClass : List.of("dev.dlock.redis.RedisLockBackend", "redis.clients.jedis.UnifiedJedis")) {
+            assertThatThrownBy(() -> Class.forName(redisClass)).as(redisClass + " on the class path")
+                    .isInstanceOf(ClassNotFoundException.class);
+        }
 
         ExecutorService threads = Executors.newFixedThreadPool(8);
         try {

@@ -1,0 +1,351 @@
+package dev.dlock.testkit.faults;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockManager;
+import dev.dlock.testkit.BackendFactory;
+
+/**
+ * The fault-injection suite: N worker JVMs × M threads lock K keys and write to a fencing referee while
+ * faults hit them on a seeded schedule — holders killed and paused past their lease, and the faults the
+ * store's test adds (restarts, failovers, slow or cut connections). Every fault kind is injected once
+ * first, in a seeded order, then at random. The run ends with a {@link FaultReport}.
+ *
+ * <p>The figures users rely on: {@code letThrough} (overlaps the fencing referee accepted) and
+ * {@code silentLosses} must be 0 whatever the faults; wall-clock overlaps are expected only where the
+ * docs say they can happen (a holder paused past its lease, a store that lost its data).
+ */
+public final class FaultSuite {
+
+    private static final Logger log = LoggerFactory.getLogger(FaultSuite.class);
+
+    /** How big and how long a run is; {@link #fromSystemProperties} reads overrides for the long mode. */
+    public record Settings(Duration duration, int jvms, int threadsPerJvm, int hotKeys, int coldKeys, Duration leaseTime,
+                           int maxHoldMillis, Duration faultInterval, long seed) {
+
+        /** The short mode of the test command: 4 JVMs × 8 threads for 40 s, a fault every 5 s, seed 42. */
+        public static Settings shortMode() {
+            return new Settings(Duration.ofSeconds(40), 4, 8, 4, 24, Duration.ofMillis(1500), 30, Duration.ofSeconds(5), 42);
+        }
+
+        /**
+         * These settings with overrides from system properties: {@code dlock.faults.minutes} or
+         * {@code dlock.faults.seconds}, {@code dlock.faults.jvms}, {@code dlock.faults.threads},
+         * {@code dlock.faults.seed}, {@code dlock.faults.interval-seconds}.
+         */
+        public Settings fromSystemProperties() {
+            Duration length = duration;
+            if (System.getProperty("dlock.faults.minutes") != null) {
+                length = Duration.ofMinutes(Long.getLong("dlock.faults.minutes"));
+            } else if (System.getProperty("dlock.faults.seconds") != null) {
+                length = Duration.ofSeconds(Long.getLong("dlock.faults.seconds"));
+            }
+            return new Settings(length, Integer.getInteger("dlock.faults.jvms", jvms),
+                    Integer.getInteger("dlock.faults.threads", threadsPerJvm), hotKeys, coldKeys, leaseTime, maxHoldMillis,
+                    Duration.ofSeconds(Long.getLong("dlock.faults.interval-seconds", faultInterval.toSeconds())),
+                    Long.getLong("dlock.faults.seed", seed));
+        }
+    }
+
+    private final String store;
+    private final BackendFactory factory;
+    private final String connection;
+    private final IntFunction<String> workerConnection;
+    private final Settings settings;
+    private final List<Fault> faults;
+    private final Path directory;
+
+    private FaultSuite(Builder builder) {
+        this.store = builder.store;
+        this.factory = builder.factory;
+        this.connection = builder.connection;
+        this.workerConnection = builder.workerConnection != null ? builder.workerConnection : worker -> builder.connection;
+        this.settings = builder.settings;
+        this.faults = List.copyOf(builder.faults);
+        this.directory = builder.directory;
+    }
+
+    /** Starts describing a run on {@code store} (a name for the report), whose backends {@code factory} makes from {@code connection}. */
+    public static Builder builder(String store, BackendFactory factory, String connection) {
+        return new Builder(store, factory, connection);
+    }
+
+    /** Runs the workload under the faults and returns what it showed; writes the report and worker logs into the directory. */
+    public FaultReport run() throws Exception {
+        Files.createDirectories(directory);
+        String keyPrefix = "fault-suite:" + Long.toHexString(System.nanoTime()) + ":";
+        Random schedule = new Random(settings.seed());
+        List<FaultReport.InjectedFault> injected = new ArrayList<>();
+        List<Set<String>> blockedKeys = new ArrayList<>();
+        long startNanos;
+        try (Referee referee = new Referee(); WorkerPool pool = new WorkerPool(referee, keyPrefix)) {
+            for (int i = 0; i < settings.jvms(); i++) {
+                pool.start(i);
+            }
+            awaitProgress(referee);
+            startNanos = System.nanoTime();
+            long endNanos = startNanos + settings.duration().toNanos();
+            List<Fault> firstRound = new ArrayList<>(faults);
+            Collections.shuffle(firstRound, schedule);
+            while (true) {
+                long nextAt = System.nanoTime() + settings.faultInterval().toNanos();
+                // A fault's own length plus the time to recover must fit in before the end.
+                if (nextAt + settings.leaseTime().toNanos() * 3 - endNanos > 0) {
+                    break;
+                }
+                TimeUnit.NANOSECONDS.sleep(nextAt - System.nanoTime());
+                Fault fault = firstRound.isEmpty() ? faults.get(schedule.nextInt(faults.size())) : firstRound.remove(0);
+                injected.add(inject(fault, pool, startNanos));
+                blockedKeys.add(pool.takeVictimKeys());
+            }
+            long remaining = endNanos - System.nanoTime();
+            if (remaining > 0) {
+                TimeUnit.NANOSECONDS.sleep(remaining);
+            }
+            pool.stopAll();
+            fillRecoveries(injected, blockedKeys, referee, startNanos);
+            FaultReport report = new FaultReport(store, settings.seed(), Duration.ofNanos(System.nanoTime() - startNanos),
+                    settings.jvms(), settings.threadsPerJvm(), settings.hotKeys(), settings.coldKeys(), settings.leaseTime(),
+                    referee.score(), injected, locksLeftHeld(keyPrefix));
+            report.writeTo(directory, "report");
+            log.info("fault suite on {}:\n{}", store, report.toMarkdown());
+            return report;
+        }
+    }
+
+    private void awaitProgress(Referee referee) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (referee.sectionsCompleted() == 0) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("the workers completed no critical section within 120 s; see the logs in " + directory);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Recovery is measured once the run is over, so that faults late in the run get their figure too: for
+     * a fault on a holder, on the keys it held; for a store fault, on any key.
+     */
+    private static void fillRecoveries(List<FaultReport.InjectedFault> injected, List<Set<String>> blockedKeys,
+                                       Referee referee, long startNanos) {
+        for (int i = 0; i < injected.size(); i++) {
+            FaultReport.InjectedFault fault = injected.get(i);
+            long endedAt = startNanos + fault.at().plus(fault.lasted()).toNanos();
+            long first = referee.firstCompletionAfter(endedAt, blockedKeys.get(i));
+            injected.set(i, new FaultReport.InjectedFault(fault.name(), fault.at(), fault.lasted(),
+                    first < 0 ? null : Duration.ofNanos(first - endedAt), fault.detail()));
+        }
+    }
+
+    private FaultReport.InjectedFault inject(Fault fault, WorkerPool pool, long startNanos) {
+        long at = System.nanoTime();
+        String detail;
+        try {
+            detail = fault.inject(pool);
+        } catch (Exception e) {
+            log.error("fault {} failed to inject", fault.name(), e);
+            detail = "failed to inject: " + e;
+        }
+        long lasted = System.nanoTime() - at;
+        log.info("fault {} at {} ms, lasted {} ms: {}", fault.name(), TimeUnit.NANOSECONDS.toMillis(at - startNanos),
+                TimeUnit.NANOSECONDS.toMillis(lasted), detail);
+        return new FaultReport.InjectedFault(fault.name(), Duration.ofNanos(at - startNanos), Duration.ofNanos(lasted), null, detail);
+    }
+
+    /** Takes every key of the run, waiting out the leases of killed holders; the ones that stay taken were left held. */
+    private int locksLeftHeld(String keyPrefix) {
+        LockBackend backend = factory.create(connection);
+        int left = 0;
+        try (LockManager locks = LockManager.builder(backend).build()) {
+            Duration wait = settings.leaseTime().multipliedBy(2).plusSeconds(3);
+            for (int i = 0; i < settings.hotKeys() + settings.coldKeys(); i++) {
+                String key = keyPrefix + i;
+                var handle = locks.tryAcquire(dev.dlock.core.LockRequest.builder(key).waitTime(wait).build());
+                if (handle.isPresent()) {
+                    handle.get().close();
+                } else {
+                    log.error("key {} is still held after the run", key);
+                    left++;
+                }
+            }
+        } finally {
+            factory.dispose(backend);
+        }
+        return left;
+    }
+
+    /** The worker JVMs of one run. */
+    private final class WorkerPool implements Fault.Workers, AutoCloseable {
+        private final Referee referee;
+        private final String keyPrefix;
+        private final Process[] processes = new Process[settings.jvms()];
+        private final int[] generations = new int[settings.jvms()];
+        private final Random picks = new Random(settings.seed() ^ 0x5DEECE66DL);
+        private final Set<Long> paused = Collections.synchronizedSet(new HashSet<>());
+        /** The keys the last picked holder was inside when picked. */
+        private Set<String> victimKeys = Set.of();
+
+        WorkerPool(Referee referee, String keyPrefix) {
+            this.referee = referee;
+            this.keyPrefix = keyPrefix;
+        }
+
+        void start(int worker) throws IOException {
+            int generation = generations[worker]++;
+            String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                    FaultWorker.class.getName(), factory.getClass().getName(), workerConnection.apply(worker),
+                    Integer.toString(referee.port()), Integer.toString(worker), Integer.toString(settings.threadsPerJvm()),
+                    keyPrefix, Integer.toString(settings.hotKeys()), Integer.toString(settings.coldKeys()),
+                    Long.toString(settings.seed() + 7919L * generation), Long.toString(settings.leaseTime().toMillis()),
+                    Integer.toString(settings.maxHoldMillis()));
+            processes[worker] = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("worker-" + worker + ".log").toFile()))
+                    .start();
+        }
+
+        @Override
+        public synchronized int pickHolder() {
+            List<Integer> holders = new ArrayList<>(referee.workersInside());
+            Collections.sort(holders);
+            int worker = holders.isEmpty() ? picks.nextInt(processes.length) : holders.get(picks.nextInt(holders.size()));
+            victimKeys = referee.keysInsideOf(worker);
+            return worker;
+        }
+
+        synchronized Set<String> takeVictimKeys() {
+            Set<String> keys = victimKeys;
+            victimKeys = Set.of();
+            return keys;
+        }
+
+        @Override
+        public void killAndReplace(int worker) throws Exception {
+            Process process = processes[worker];
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+            start(worker);
+        }
+
+        @Override
+        public void pause(int worker, Duration duration) throws Exception {
+            long pid = processes[worker].pid();
+            signal("STOP", pid);
+            paused.add(pid);
+            try {
+                Thread.sleep(duration.toMillis());
+            } finally {
+                signal("CONT", pid);
+                paused.remove(pid);
+            }
+        }
+
+        /** Closes every worker's standard input, so each finishes its sections and exits; kills those that do not. */
+        void stopAll() throws InterruptedException {
+            for (Process process : processes) {
+                try {
+                    process.getOutputStream().close();
+                } catch (IOException e) {
+                    log.warn("could not close a worker's input: {}", e.toString());
+                }
+            }
+            for (int i = 0; i < processes.length; i++) {
+                if (!processes[i].waitFor(60, TimeUnit.SECONDS)) {
+                    log.error("worker {} did not stop within 60 s; killing it", i);
+                    processes[i].destroyForcibly();
+                } else if (processes[i].exitValue() != 0) {
+                    log.error("worker {} exited with {}; see {}", i, processes[i].exitValue(), directory.resolve("worker-" + i + ".log"));
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            for (Long pid : List.copyOf(paused)) {
+                try {
+                    signal("CONT", pid);
+                } catch (Exception e) {
+                    log.warn("could not resume process {}: {}", pid, e.toString());
+                }
+            }
+            for (Process process : processes) {
+                if (process != null && process.isAlive()) {
+                    process.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IOException("kill -" + signal + " " + pid + " failed: " + new String(kill.getInputStream().readAllBytes()));
+        }
+    }
+
+    /** Describes one run of the suite. */
+    public static final class Builder {
+        private final String store;
+        private final BackendFactory factory;
+        private final String connection;
+        private IntFunction<String> workerConnection;
+        private Settings settings = Settings.shortMode().fromSystemProperties();
+        private final List<Fault> faults = new ArrayList<>();
+        private Path directory = Path.of("target", "fault-suite");
+
+        private Builder(String store, BackendFactory factory, String connection) {
+            this.store = Objects.requireNonNull(store, "store");
+            this.factory = Objects.requireNonNull(factory, "factory");
+            this.connection = Objects.requireNonNull(connection, "connection");
+        }
+
+        /** The connection each worker uses (say, worker 0 through a fault proxy); default: the suite's connection. */
+        public Builder workerConnection(IntFunction<String> workerConnection) {
+            this.workerConnection = workerConnection;
+            return this;
+        }
+
+        /** Size and length of the run (default: the short mode, with system-property overrides). */
+        public Builder settings(Settings settings) {
+            this.settings = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /** Adds a fault to the schedule; add the built-in {@link Fault#killHolder()} and {@link Fault#pauseHolder} too. */
+        public Builder fault(Fault fault) {
+            faults.add(Objects.requireNonNull(fault, "fault"));
+            return this;
+        }
+
+        /** Where the report and the worker logs go (default {@code target/fault-suite}). */
+        public Builder directory(Path directory) {
+            this.directory = Objects.requireNonNull(directory, "directory");
+            return this;
+        }
+
+        /** The suite, ready to run. */
+        public FaultSuite build() {
+            if (faults.isEmpty()) {
+                throw new IllegalStateException("a fault suite needs at least one fault");
+            }
+            return new FaultSuite(this);
+        }
+    }
+}

@@ -55,6 +55,15 @@ public @interface DistributedLock {
      */
     String leaseTime() default "";
 
+    /**
+     * The shortest hold, for scheduled jobs: when the method returns sooner, the key stays taken until
+     * this long after it was acquired (the release only shortens the lease), so a node whose schedule
+     * fires a moment later skips the run instead of repeating it. Same syntax as {@link #waitTime()};
+     * {@code ""} for none; with a fixed {@link #leaseTime()} (ShedLock's {@code lockAtMostFor}) it
+     * must not exceed it. Needs a store whose leases expire on their own.
+     */
+    String lockAtLeastFor() default "";
+
     /** SpEL; when it evaluates to false the method runs without a lock. Empty means always lock. */
     String condition() default "";
 

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +21,8 @@ final class Lease {
     final boolean keptBySession;
     final StoreNode node;
     final long acquiredAtNanos;
+    /** Until when a release only shortens the lease instead of freeing the key ({@code lockAtLeastFor}); 0 for never. */
+    final long keepUntilNanos;
 
     /**
      * Conservative local estimate of when the store lets the lease run out: send time of the last
@@ -38,7 +41,8 @@ final class Lease {
     private int holds = 1;
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, String owner, long fencingToken,
-          long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, long sentAtNanos) {
+          long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, long sentAtNanos,
+          Duration lockAtLeastFor) {
         this.manager = manager;
         this.gate = gate;
         this.lockName = lockName;
@@ -50,6 +54,7 @@ final class Lease {
         this.keptBySession = keptBySession;
         this.node = node;
         this.acquiredAtNanos = System.nanoTime();
+        this.keepUntilNanos = lockAtLeastFor == null ? 0 : acquiredAtNanos + lockAtLeastFor.toNanos();
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         this.ownerThread = Thread.currentThread();
     }

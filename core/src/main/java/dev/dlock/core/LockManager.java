@@ -231,6 +231,10 @@ public final class LockManager implements AutoCloseable {
             // Its watchdog is gone: a lease taken now would silently run out.
             throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
+        if (request.lockAtLeastFor() != null && sessionKept) {
+            throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "
+                    + backend.getClass().getSimpleName() + " keeps leases alive by its session (key '" + key + "')");
+        }
         String name = request.name();
         KeyGate current = gates.get(key);
         if (current != null) {
@@ -370,7 +374,7 @@ public final class LockManager implements AutoCloseable {
         boolean renewed = watched && !sessionKept;
         StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
         Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched,
-                watched && sessionKept, node, sentAt);
+                watched && sessionKept, node, sentAt, request.lockAtLeastFor());
         BooleanSupplier abortIf = request.abortIf();
         boolean abort;
         try {
@@ -527,6 +531,10 @@ public final class LockManager implements AutoCloseable {
         LockBackendException first = null;
         for (int attempt = 1; ; attempt++) {
             try {
+                long keepMillis = TimeUnit.NANOSECONDS.toMillis(lease.keepUntilNanos - System.nanoTime());
+                if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
+                    return keepUntilLockAtLeastFor(lease, keepMillis);
+                }
                 return backend.release(lease.key, lease.owner, lease.fencingToken);
             } catch (LockBackendException e) {
                 if (first == null) {
@@ -543,6 +551,15 @@ public final class LockManager implements AutoCloseable {
                 backoff = Math.min(backoff * 2, RELEASE_RETRY_MAX_BACKOFF_NANOS);
             }
         }
+    }
+
+    /**
+     * A release before {@code lockAtLeastFor} ran out: the lease is shortened to what is left, so the key
+     * frees itself in the store at that moment. Owner-checked like a renewal, and as safe to repeat.
+     */
+    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, long keepMillis) {
+        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis))).get(0);
+        return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
     /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */

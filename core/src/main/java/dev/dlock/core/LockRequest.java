@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.function.BooleanSupplier;
 
 /**
- * What to lock and how: key, static name, wait time, lease, and an optional abort condition.
+ * What to lock and how: key, static name, wait time, lease, the shortest hold, and an optional abort condition.
  * Immutable; build with {@link #builder(String)}.
  */
 public final class LockRequest {
@@ -19,6 +19,7 @@ public final class LockRequest {
     private final String name;
     private final Duration waitTime;
     private final Duration leaseTime;
+    private final Duration lockAtLeastFor;
     private final BooleanSupplier abortIf;
     private final Duration abortCheckInterval;
 
@@ -27,6 +28,7 @@ public final class LockRequest {
         this.name = builder.name;
         this.waitTime = builder.waitTime;
         this.leaseTime = builder.leaseTime;
+        this.lockAtLeastFor = builder.lockAtLeastFor;
         this.abortIf = builder.abortIf;
         this.abortCheckInterval = builder.abortCheckInterval;
     }
@@ -56,6 +58,14 @@ public final class LockRequest {
         return leaseTime;
     }
 
+    /**
+     * How long after acquisition the key stays taken even when released earlier, so that a job run
+     * on one node is not run again by a node that comes a moment later; null for none.
+     */
+    public Duration lockAtLeastFor() {
+        return lockAtLeastFor;
+    }
+
     /** Gives up the attempt when it returns true; null when there is none. */
     public BooleanSupplier abortIf() {
         return abortIf;
@@ -72,6 +82,7 @@ public final class LockRequest {
         private String name = DEFAULT_NAME;
         private Duration waitTime;
         private Duration leaseTime;
+        private Duration lockAtLeastFor;
         private BooleanSupplier abortIf;
         private Duration abortCheckInterval = DEFAULT_ABORT_CHECK_INTERVAL;
 
@@ -100,6 +111,16 @@ public final class LockRequest {
             return this;
         }
 
+        /**
+         * Keeps the key taken until at least {@code lockAtLeastFor} after acquisition, even when released
+         * earlier (a release then only shortens the lease to what is left); null for none. With a fixed
+         * lease it must not exceed the lease.
+         */
+        public Builder lockAtLeastFor(Duration lockAtLeastFor) {
+            this.lockAtLeastFor = validLockAtLeastFor(lockAtLeastFor, leaseTime);
+            return this;
+        }
+
         /** Sets a condition checked before waiting, at every wake-up, and once after acquiring. */
         public Builder abortIf(BooleanSupplier abortIf) {
             this.abortIf = abortIf;
@@ -112,8 +133,13 @@ public final class LockRequest {
             return this;
         }
 
-        /** Builds the request. */
+        /**
+         * Builds the request.
+         *
+         * @throws IllegalArgumentException when {@code lockAtLeastFor} exceeds the fixed lease
+         */
         public LockRequest build() {
+            validLockAtLeastFor(lockAtLeastFor, leaseTime);
             return new LockRequest(this);
         }
     }
@@ -134,16 +160,37 @@ public final class LockRequest {
 
     /**
      * Returns {@code leaseTime} when it is a valid {@link #leaseTime()}: null (a watchdog-managed
-     * lease) or positive; for code that checks a lease long before it builds requests (the aspect's
-     * startup validation).
+     * lease) or at least a millisecond, the stores' unit; for code that checks a lease long before it
+     * builds requests (the aspect's startup validation).
      *
-     * @throws IllegalArgumentException when {@code leaseTime} is zero or negative
+     * @throws IllegalArgumentException when {@code leaseTime} is shorter than a millisecond
      */
     public static Duration validLeaseTime(Duration leaseTime) {
-        if (leaseTime != null && (leaseTime.isZero() || leaseTime.isNegative())) {
-            throw new IllegalArgumentException("leaseTime must be positive, was " + leaseTime);
+        if (leaseTime != null && leaseTime.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new IllegalArgumentException("leaseTime must be at least 1 ms, was " + leaseTime);
         }
         return leaseTime;
+    }
+
+    /**
+     * Returns {@code lockAtLeastFor} when it is a valid {@link #lockAtLeastFor()} for {@code leaseTime}:
+     * null, or at least a millisecond and, with a fixed lease, no longer than it; for the aspect's
+     * startup validation too.
+     *
+     * @throws IllegalArgumentException otherwise
+     */
+    public static Duration validLockAtLeastFor(Duration lockAtLeastFor, Duration leaseTime) {
+        if (lockAtLeastFor == null) {
+            return null;
+        }
+        if (lockAtLeastFor.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new IllegalArgumentException("lockAtLeastFor must be at least 1 ms, was " + lockAtLeastFor);
+        }
+        if (leaseTime != null && lockAtLeastFor.compareTo(leaseTime) > 0) {
+            throw new IllegalArgumentException("lockAtLeastFor (" + lockAtLeastFor + ") must not exceed the fixed leaseTime ("
+                    + leaseTime + "): the lease is the longest the key is held");
+        }
+        return lockAtLeastFor;
     }
 
     /** The wait time if it is not negative; shared with the manager's default wait time. */

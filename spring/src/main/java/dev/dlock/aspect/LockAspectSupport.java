@@ -302,6 +302,7 @@ public class LockAspectSupport {
         LockRequest.Builder request = LockRequest.builder(key)
                 .name(operation.lockName())
                 .leaseTime(operation.leaseTime())
+                .lockAtLeastFor(operation.lockAtLeastFor())
                 .abortIf(abort)
                 .abortCheckInterval(abortCheckInterval);
         if (waitTime != null) {

@@ -22,6 +22,7 @@ import java.util.List;
  * @param abortIf           the parsed abort condition, null when none
  * @param waitTime          the wait time, null for the lock manager's default
  * @param leaseTime         the fixed lease, null for a watchdog-managed one
+ * @param lockAtLeastFor    the shortest hold, null for none
  * @param onFailure         what happens when the lock is not acquired
  * @param fallback          the fallback method, null unless {@code onFailure} is FALLBACK
  * @param fallbackTakesFailure whether the fallback takes the {@code LockNotAcquiredException} as last argument
@@ -31,7 +32,7 @@ import java.util.List;
 record LockOperation(Method method, AnnotatedElementKey element, String lockName,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
-                     OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
+                     Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
                      ResultKind resultKind, EmptyResult emptyResult) {
 
     /** How the method's result relates to the time the lock is held. */

@@ -137,6 +137,12 @@ public final class LockOperationSource {
         } catch (IllegalArgumentException e) {
             problems.add("leaseTime", e.getMessage() + "; leave it empty for a watchdog-managed lease");
         }
+        Duration lockAtLeastFor = duration("lockAtLeastFor", annotation.lockAtLeastFor(), problems);
+        try {
+            LockRequest.validLockAtLeastFor(lockAtLeastFor, leaseTime);
+        } catch (IllegalArgumentException e) {
+            problems.add("lockAtLeastFor", e.getMessage());
+        }
 
         Method fallback = null;
         boolean fallbackTakesFailure = false;
@@ -167,7 +173,7 @@ public final class LockOperationSource {
         String name = annotation.name().isBlank() ? defaultName(specific) : annotation.name();
         ResultKind resultKind = resultKind(specific.getReturnType());
         return new LockOperation(specific, element, name, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
-                condition, abortIf, waitTime, leaseTime, onFailure, fallback, fallbackTakesFailure,
+                condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
                 resultKind, emptyResult(specific, resultKind));
     }
 

@@ -80,6 +80,12 @@ class StartupValidationTest {
         }
     }
 
+    public static class LockAtLeastForBeyondLease {
+        @DistributedLock(key = "#id", leaseTime = "1m", lockAtLeastFor = "2m")
+        public void run(String id) {
+        }
+    }
+
     public static class MissingPlaceholder {
         @DistributedLock(key = "#id", waitTime = "${no.such.property}")
         public void run(String id) {
@@ -155,7 +161,8 @@ class StartupValidationTest {
                 Arguments.of(BadAbortIf.class, "abortIf", "'#nope', which is not a parameter"),
                 Arguments.of(BadWaitTime.class, "waitTime", "'soon' is not a duration"),
                 Arguments.of(BadLeaseTime.class, "leaseTime", "'5 parsecs' is not a duration"),
-                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be positive, was PT0S; leave it empty for a watchdog-managed lease"),
+                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 1 ms, was PT0S; leave it empty for a watchdog-managed lease"),
+                Arguments.of(LockAtLeastForBeyondLease.class, "lockAtLeastFor", "lockAtLeastFor (PT2M) must not exceed the fixed leaseTime (PT1M)"),
                 Arguments.of(MissingPlaceholder.class, "waitTime", "no.such.property"),
                 Arguments.of(NoKey.class, "key", "neither 'key' nor 'keys' is set"),
                 Arguments.of(KeyAndKeys.class, "key", "'key' and 'keys' are both set"),

@@ -1,0 +1,71 @@
+package dev.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code lockAtLeastFor}, the scheduled-job setting: a job that finishes fast keeps its key taken until
+ * the shortest hold has passed, so a node whose schedule fires a moment later does not run it again —
+ * and the key frees itself then, with no release left to do.
+ */
+class LockAtLeastForTest extends EngineTestSupport {
+
+    @Test
+    void aReleaseBeforeLockAtLeastForKeepsTheKeyUntilThenAndNoLonger() {
+        LockManager node1 = manager();
+        LockManager node2 = manager();
+        LockHandle job = node1.acquire(LockRequest.builder(key).waitTime(Duration.ZERO)
+                .lockAtLeastFor(Duration.ofMillis(400)).build());
+        long acquiredAt = System.nanoTime();
+        job.close();
+        assertThat(job.state()).isEqualTo(LockState.RELEASED);
+
+        assertThat(node2.tryAcquire(key)).as("another node right after the fast job").isEmpty();
+        assertThat(node1.tryAcquire(key)).as("the same node too: the key is kept in the store, not here").isEmpty();
+        LockHandle next = node2.acquire(key, Duration.ofSeconds(5));
+        long freedAfterMillis = Duration.ofNanos(System.nanoTime() - acquiredAt).toMillis();
+        next.close();
+        assertThat(freedAfterMillis).as("ms until another node could take the key").isGreaterThanOrEqualTo(400);
+        assertThat(node1.watchedLeaseCount()).isZero();
+    }
+
+    @Test
+    void aReleaseAfterLockAtLeastForFreesTheKeyAtOnce() throws InterruptedException {
+        LockManager node1 = manager();
+        LockHandle job = node1.acquire(LockRequest.builder(key).waitTime(Duration.ZERO)
+                .lockAtLeastFor(Duration.ofMillis(50)).build());
+        Thread.sleep(60);
+        job.close();
+        assertThat(manager().tryAcquire(key)).as("free right after the release").isPresent();
+    }
+
+    @Test
+    void aKeptKeyTakenByAnotherOwnerMeanwhileIsReportedLostAtRelease() {
+        LockManager node1 = manager();
+        LockHandle job = node1.acquire(LockRequest.builder(key).waitTime(Duration.ZERO)
+                .leaseTime(Duration.ofMillis(200)).lockAtLeastFor(Duration.ofMillis(150)).build());
+        skipStoreTime(Duration.ofMillis(300));
+        assertThat(manager().tryAcquire(key)).as("the store let the lease go").isPresent();
+        assertThatThrownBy(job::close).isInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void lockAtLeastForLongerThanTheFixedLeaseIsRefused() {
+        assertThatThrownBy(() -> LockRequest.builder(key).leaseTime(Duration.ofSeconds(1)).lockAtLeastFor(Duration.ofSeconds(2)).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lockAtLeastFor (PT2S) must not exceed the fixed leaseTime (PT1S)");
+        assertThatThrownBy(() -> LockRequest.builder(key).lockAtLeastFor(Duration.ofNanos(10)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtLeastFor must be at least 1 ms");
+    }
+
+    /** A lease under a millisecond used to pass the check and reach the store as 0 ms (toMillis), which stores refuse or misread. */
+    @Test
+    void aLeaseShorterThanAMillisecondIsRefusedWhenTheRequestIsBuilt() {
+        assertThatThrownBy(() -> LockRequest.builder(key).leaseTime(Duration.ofNanos(500_000)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime must be at least 1 ms, was PT0.0005S");
+    }
+}

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,27 +16,26 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.ReleaseNotices;
 
 /**
- * The listener bookkeeping shared by the classic and the sharded pub/sub notices: which channels
- * local listeners want, whether the server confirmed them, and the "notices may have been missed"
- * call after a connection loss. Subclasses only decide which connection carries a channel.
+ * Release notices over Redis pub/sub: the registry of local listeners and of the channels they
+ * want, whether the server confirmed each channel, and the "notices may have been missed" call
+ * after a connection loss. A {@link PubSubTransport} decides which connection carries a channel and
+ * reports back through the methods below {@link #monitor()}.
  */
-abstract class PubSubReleaseNotices implements ReleaseNotices {
+final class PubSubReleaseNotices implements ReleaseNotices {
 
     private static final Logger log = LoggerFactory.getLogger(PubSubReleaseNotices.class);
 
-    static final long INITIAL_BACKOFF_MILLIS = 50;
-    static final long MAX_BACKOFF_MILLIS = 2_000;
-    static final long CLOSE_TIMEOUT_MILLIS = 2_000;
-
     private final RedisKeys keys;
+    /** Guards {@link #channels} and the transport's connection state; serializes every pub/sub write. */
+    private final Object monitor = new Object();
+    private final Map<String, Channel> channels = new HashMap<>();
+    private volatile boolean closed;
+    private final PubSubTransport transport;
 
-    /** Guards channels and the subclass's connection state; also serializes every write to a pub/sub connection. */
-    final Object lock = new Object();
-    final Map<String, Channel> channels = new HashMap<>();
-    volatile boolean closed;
-
-    PubSubReleaseNotices(RedisKeys keys) {
+    /** Notices for the release channels of {@code keys}, carried by the transport {@code transportFactory} builds for them. */
+    PubSubReleaseNotices(RedisKeys keys, Function<PubSubReleaseNotices, PubSubTransport> transportFactory) {
         this.keys = keys;
+        this.transport = transportFactory.apply(this);
     }
 
     /** Adds a listener for releases of {@code key}; subscribes the key's channel if it is the first one. */
@@ -45,7 +45,7 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
             throw new IllegalArgumentException("onRelease must not be null");
         }
         String name = keys.releaseChannel(key);
-        synchronized (lock) {
+        synchronized (monitor) {
             if (closed) {
                 throw new IllegalStateException("Release notices are closed (the RedisLockBackend was closed)");
             }
@@ -58,31 +58,101 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
             ListenerSubscription subscription = new ListenerSubscription(channel, onRelease);
             channel.subscriptions.add(subscription);
             if (first) {
-                channelWanted(channel);
+                transport.channelWanted(name);
             }
             return subscription;
         }
     }
 
-    /** Stops every connection and thread; waits a bounded time for them to end. */
-    abstract void close();
+    /** Turns every subscription inactive for good, then stops the transport's connections and threads. */
+    void close() {
+        synchronized (monitor) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (Channel channel : channels.values()) {
+                channel.active = false;
+            }
+            // Wakes waiters and the transport's threads sleeping a backoff: closing never waits for one to end.
+            monitor.notifyAll();
+        }
+        transport.close();
+    }
 
-    /** A channel got its first listener; called holding {@code lock}, never after close. */
-    abstract void channelWanted(Channel channel);
+    /** The transport carrying the channels, for tests. */
+    PubSubTransport transport() {
+        return transport;
+    }
 
     /**
-     * A channel lost its last listener and is already out of {@code channels}; called holding
-     * {@code lock}, never after close.
+     * The monitor that orders channel bookkeeping and pub/sub writes. The transport is called
+     * holding it, and guards its own connection state and every SUBSCRIBE/UNSUBSCRIBE write by it,
+     * so that the writes reach a connection in the order listeners came and went. {@link #close()}
+     * notifies it; a transport thread that waits on it checks {@link #isClosed()}.
      */
-    abstract void channelUnwanted(Channel channel);
+    Object monitor() {
+        return monitor;
+    }
+
+    /** True once {@link #close()} began; the transport is not called any more. */
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** The channels some listener wants now. */
+    List<String> wantedChannels() {
+        synchronized (monitor) {
+            return new ArrayList<>(channels.keySet());
+        }
+    }
+
+    /** True while some listener wants {@code name}. */
+    boolean isWanted(String name) {
+        synchronized (monitor) {
+            return channels.containsKey(name);
+        }
+    }
+
+    /** The server confirmed {@code name}: it is active, and its listeners hear once more if notices were missed. */
+    void channelConfirmed(String name) {
+        List<ListenerSubscription> toNotify = List.of();
+        synchronized (monitor) {
+            Channel channel = channels.get(name);
+            if (channel == null) {
+                return;
+            }
+            channel.active = true;
+            if (channel.missedNotices) {
+                channel.missedNotices = false;
+                toNotify = new ArrayList<>(channel.subscriptions);
+            }
+            monitor.notifyAll();
+        }
+        notifyListeners(name, toNotify, "reconnect");
+    }
 
     /**
-     * Marks the channels inactive and as having missed notices, then calls their listeners outside
-     * the lock, once per loss: waiters must stop relying on notices now and poll the store instead.
+     * The server confirmed an UNSUBSCRIBE of {@code name}. If a listener wants the channel, that
+     * UNSUBSCRIBE was overtaken by a new listener: inactive until the SUBSCRIBE confirmation that follows.
      */
-    final void channelsLost(Collection<String> names, String why) {
+    void channelUnsubscribed(String name) {
+        synchronized (monitor) {
+            Channel channel = channels.get(name);
+            if (channel != null) {
+                channel.active = false;
+            }
+        }
+    }
+
+    /**
+     * The channels {@code names} stopped carrying notices: marks them inactive and as having missed
+     * notices, then calls their listeners outside the monitor, once per loss: waiters must stop
+     * relying on notices now and poll the store instead.
+     */
+    void channelsLost(Collection<String> names, String why) {
         List<Map.Entry<String, List<ListenerSubscription>>> toNotify = new ArrayList<>();
-        synchronized (lock) {
+        synchronized (monitor) {
             for (String name : names) {
                 Channel channel = channels.get(name);
                 if (channel != null) {
@@ -101,28 +171,10 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
         }
     }
 
-    /** The server confirmed {@code name}: it is active, and its listeners hear once more if notices were missed. */
-    final void channelConfirmed(String name) {
-        List<ListenerSubscription> toNotify = List.of();
-        synchronized (lock) {
-            Channel channel = channels.get(name);
-            if (channel == null) {
-                return;
-            }
-            channel.active = true;
-            if (channel.missedNotices) {
-                channel.missedNotices = false;
-                toNotify = new ArrayList<>(channel.subscriptions);
-            }
-            lock.notifyAll();
-        }
-        notifyListeners(name, toNotify, "reconnect");
-    }
-
     /** A release was published on {@code name}. */
-    final void messageReceived(String name) {
+    void messageReceived(String name) {
         Channel channel;
-        synchronized (lock) {
+        synchronized (monitor) {
             channel = channels.get(name);
         }
         if (channel != null) {
@@ -130,48 +182,17 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
         }
     }
 
-    /** Sleeps for the backoff on the monitor close() notifies, so closing never waits for a backoff to end. */
-    final void awaitBackoff(long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        synchronized (lock) {
-            long remaining;
-            while (!closed && (remaining = deadline - System.nanoTime()) > 0) {
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(lock, remaining);
-                } catch (InterruptedException e) {
-                    // Only close() may stop these threads; an interrupt would also corrupt Jedis's read loop.
-                    log.debug("Release notice thread ignores an interrupt");
-                }
-            }
-        }
-    }
-
     /**
-     * Waits a bounded time for a notice thread to end. Never interrupts it: Jedis ends its read loop on
-     * interrupt without draining the pending replies and hands the connection back to the pool with
-     * those replies unread.
+     * Waits on the monitor, which the caller holds, until notified or {@code nanos} passed. Ignores
+     * interrupts: only {@link #close()} may stop a notice thread, and an interrupt would also
+     * corrupt Jedis's read loop. Callers check {@link #isClosed()} again afterwards.
      */
-    static void awaitEnd(Thread thread) {
-        if (thread == null) {
-            return;
-        }
+    void awaitNotified(long nanos) {
         try {
-            thread.join(CLOSE_TIMEOUT_MILLIS);
+            TimeUnit.NANOSECONDS.timedWait(monitor, nanos);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            log.debug("Release notice thread ignores an interrupt");
         }
-        if (thread.isAlive()) {
-            log.warn("Release notice thread {} did not stop within {} ms; it is a daemon and will end with the JVM",
-                    thread.getName(), CLOSE_TIMEOUT_MILLIS);
-        }
-    }
-
-    /** Starts a daemon thread named {@code name}. */
-    static Thread startDaemon(String name, Runnable body) {
-        Thread thread = new Thread(body, name);
-        thread.setDaemon(true);
-        thread.start();
-        return thread;
     }
 
     private static void notifyListeners(String channelName, List<ListenerSubscription> subscriptions, String why) {
@@ -188,10 +209,11 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
     }
 
     /** The local state of one release channel: its listeners and whether the server confirmed it. */
-    static final class Channel {
+    private static final class Channel {
         final String name;
         final List<ListenerSubscription> subscriptions = new CopyOnWriteArrayList<>();
         volatile boolean active;
+        /** Guarded by the monitor. */
         boolean missedNotices;
 
         Channel(String name) {
@@ -200,7 +222,7 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
     }
 
     /** One listener's interest in one channel. */
-    final class ListenerSubscription implements Subscription {
+    private final class ListenerSubscription implements Subscription {
         final Channel channel;
         final Runnable onRelease;
         volatile boolean closed;
@@ -213,13 +235,13 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
         @Override
         public boolean awaitActive(Duration timeout) throws InterruptedException {
             long deadline = System.nanoTime() + timeout.toNanos();
-            synchronized (lock) {
+            synchronized (monitor) {
                 while (!isActive()) {
                     long remainingNanos = deadline - System.nanoTime();
                     if (closed || PubSubReleaseNotices.this.closed || remainingNanos <= 0) {
                         return false;
                     }
-                    TimeUnit.NANOSECONDS.timedWait(lock, remainingNanos);
+                    TimeUnit.NANOSECONDS.timedWait(monitor, remainingNanos);
                 }
                 return true;
             }
@@ -232,7 +254,7 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
 
         @Override
         public void close() {
-            synchronized (lock) {
+            synchronized (monitor) {
                 if (closed) {
                     return;
                 }
@@ -242,10 +264,10 @@ abstract class PubSubReleaseNotices implements ReleaseNotices {
                     channels.remove(channel.name);
                     channel.active = false;
                     if (!PubSubReleaseNotices.this.closed) {
-                        channelUnwanted(channel);
+                        transport.channelUnwanted(channel.name);
                     }
                 }
-                lock.notifyAll();
+                monitor.notifyAll();
             }
         }
     }

@@ -108,9 +108,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
         this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
-        this.releaseNotices = new LazyReleaseNotices(() -> usesShardedPubSub()
-                ? new ShardedReleaseNotices(clusterNodes, keys)
-                : new RedisReleaseNotices(client, keys));
+        this.releaseNotices = new LazyReleaseNotices(() -> new PubSubReleaseNotices(keys, usesShardedPubSub()
+                ? notices -> new ShardedPubSubTransport(clusterNodes, notices)
+                : notices -> new ClassicPubSubTransport(client, keys.controlChannel(), notices)));
     }
 
     /** Starts configuring a backend over {@code client}, which the backend uses but never closes. */

@@ -57,7 +57,7 @@ class ClassicPubSubOnRedis6ClusterTest {
                             .as("notice for %s", master.uri()).isTrue();
                 }
             }
-            assertThat(backend.createdReleaseNotices()).isInstanceOf(RedisReleaseNotices.class);
+            assertThat(backend.createdReleaseNotices().transport()).isInstanceOf(ClassicPubSubTransport.class);
             assertThat(cluster.currentMasters()).allSatisfy(m -> assertThat(m.commandCalls()).doesNotContainKey("spublish"));
         }
     }

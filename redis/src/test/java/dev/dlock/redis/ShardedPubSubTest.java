@@ -150,7 +150,7 @@ class ShardedPubSubTest {
                 subscribed += perConnection.get(0);
             }
             assertThat(subscribed).as("every channel subscribed once, on its owner").isEqualTo(channelNames.size());
-            ShardedReleaseNotices notices = (ShardedReleaseNotices) backend.createdReleaseNotices();
+            ShardedPubSubTransport notices = (ShardedPubSubTransport) backend.createdReleaseNotices().transport();
             assertThat(notices.openSessions()).isEqualTo(3);
 
             subscriptions.forEach(Subscription::close);

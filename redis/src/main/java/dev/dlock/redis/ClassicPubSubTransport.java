@@ -1,7 +1,7 @@
 package dev.dlock.redis;
 
-import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,112 +10,114 @@ import redis.clients.jedis.JedisPubSub;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Release notices over ONE classic pub/sub connection per backend, owned by one daemon thread.
+ * Release channels over ONE classic pub/sub connection, owned by one daemon thread.
  *
- * <p>A channel is subscribed while at least one local listener wants it. The connection always
- * listens on a control channel, because Jedis cannot hold a pub/sub connection without a channel.
- * When the connection is lost every subscription turns inactive, the thread reconnects with a
- * bounded backoff and resubscribes, and every listener is called once since notices may have been
- * missed meanwhile.
+ * <p>The connection always listens on a control channel, because Jedis cannot hold a pub/sub
+ * connection without a channel. When the connection is lost every channel is reported lost, the
+ * thread reconnects with a bounded backoff and subscribes every wanted channel again.
  */
-final class RedisReleaseNotices extends PubSubReleaseNotices {
+final class ClassicPubSubTransport implements PubSubTransport {
 
-    private static final Logger log = LoggerFactory.getLogger(RedisReleaseNotices.class);
+    private static final Logger log = LoggerFactory.getLogger(ClassicPubSubTransport.class);
 
     private final UnifiedJedis client;
     private final String controlChannel;
+    private final PubSubReleaseNotices notices;
+    private final Object monitor;
 
-    /** Guarded by {@code lock}. */
+    /** Guarded by {@link #monitor}. */
     private Connection live;
     private Thread thread;
 
-    RedisReleaseNotices(UnifiedJedis client, RedisKeys keys) {
-        super(keys);
+    /** Carries the channels of {@code notices} over a pub/sub connection of {@code client}, which also listens on {@code controlChannel}. */
+    ClassicPubSubTransport(UnifiedJedis client, String controlChannel, PubSubReleaseNotices notices) {
         this.client = client;
-        this.controlChannel = keys.controlChannel();
+        this.controlChannel = controlChannel;
+        this.notices = notices;
+        this.monitor = notices.monitor();
     }
 
+    /** Subscribes {@code channel} on the live connection; the first call starts the subscriber thread. */
     @Override
-    void channelWanted(Channel channel) {
-        startThreadIfNeeded();
+    public void channelWanted(String channel) {
+        if (thread == null) {
+            thread = NoticeThreads.start("dlock-redis-release-notices", this::runSubscriber);
+        }
         if (live != null) {
             Connection connection = live;
-            connection.send(() -> connection.subscribe(channel.name));
+            connection.send(() -> connection.subscribe(channel));
         }
     }
 
+    /** Unsubscribes {@code channel} on the live connection. */
     @Override
-    void channelUnwanted(Channel channel) {
+    public void channelUnwanted(String channel) {
         if (live != null) {
             Connection connection = live;
-            connection.send(() -> connection.unsubscribe(channel.name));
+            connection.send(() -> connection.unsubscribe(channel));
         }
     }
 
-    /** Unsubscribes everything and stops the subscriber thread; waits a bounded time for it to end. */
+    /** Unsubscribes everything, which ends the subscriber's read loop; waits a bounded time for the thread to end. */
     @Override
-    void close() {
+    public void close() {
         Thread subscriberThread;
-        synchronized (lock) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        synchronized (monitor) {
             if (live != null) {
                 live.send(live::unsubscribe);
             }
-            for (Channel channel : channels.values()) {
-                channel.active = false;
-            }
-            lock.notifyAll();
             subscriberThread = thread;
         }
-        awaitEnd(subscriberThread);
-    }
-
-    private void startThreadIfNeeded() {
-        if (thread == null) {
-            thread = startDaemon("dlock-redis-release-notices", this::runSubscriber);
-        }
+        NoticeThreads.awaitEnd(subscriberThread);
     }
 
     private void runSubscriber() {
-        long backoffMillis = INITIAL_BACKOFF_MILLIS;
-        while (!closed) {
+        ReconnectBackoff backoff = new ReconnectBackoff();
+        while (!notices.isClosed()) {
             Connection connection = new Connection();
             try {
                 // Blocks until every channel is unsubscribed (close) or the connection fails.
                 client.subscribe(connection, controlChannel);
             } catch (Throwable e) {
-                if (!closed) {
-                    log.warn("Release notice connection failed, reconnecting in {} ms: {}", backoffMillis, e.toString());
+                if (!notices.isClosed()) {
+                    log.warn("Release notice connection failed, reconnecting in {} ms: {}", backoff.millis(), e.toString());
                 }
             } finally {
                 connectionEnded(connection);
             }
-            if (closed) {
+            if (notices.isClosed()) {
                 break;
             }
             if (connection.wasLive) {
-                backoffMillis = INITIAL_BACKOFF_MILLIS;
+                backoff.reset();
             }
-            awaitBackoff(backoffMillis);
-            backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF_MILLIS);
+            awaitBackoff(backoff.next());
         }
         log.debug("Release notice subscriber stopped");
     }
 
+    /** Sleeps for the backoff on the monitor that closing notifies, so closing never waits for a backoff to end. */
+    private void awaitBackoff(long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (monitor) {
+            long remaining;
+            while (!notices.isClosed() && (remaining = deadline - System.nanoTime()) > 0) {
+                notices.awaitNotified(remaining);
+            }
+        }
+    }
+
     /** Called on the subscriber thread when the server confirmed the control channel on a new connection. */
     private void connectionEstablished(Connection connection) {
-        synchronized (lock) {
-            if (closed) {
+        synchronized (monitor) {
+            if (notices.isClosed()) {
                 connection.send(connection::unsubscribe);
                 return;
             }
             connection.wasLive = true;
             live = connection;
-            if (!channels.isEmpty()) {
-                String[] wanted = channels.keySet().toArray(new String[0]);
+            String[] wanted = notices.wantedChannels().toArray(new String[0]);
+            if (wanted.length > 0) {
                 connection.send(() -> connection.subscribe(wanted));
             }
         }
@@ -124,30 +126,20 @@ final class RedisReleaseNotices extends PubSubReleaseNotices {
 
     private void connectionEnded(Connection connection) {
         List<String> lost;
-        synchronized (lock) {
+        synchronized (monitor) {
             if (live == connection) {
                 live = null;
             }
-            lost = new ArrayList<>(channels.keySet());
+            lost = notices.wantedChannels();
         }
-        channelsLost(lost, "connection lost");
-    }
-
-    private void channelUnsubscribed(String name) {
-        synchronized (lock) {
-            Channel channel = channels.get(name);
-            if (channel != null) {
-                // A stale UNSUBSCRIBE overtaken by a new listener; its SUBSCRIBE confirmation follows.
-                channel.active = false;
-            }
-        }
+        notices.channelsLost(lost, "connection lost");
     }
 
     /** The callbacks of one pub/sub connection; a new one per reconnect. Callbacks never throw into Jedis. */
     private final class Connection extends JedisPubSub {
         boolean wasLive;
 
-        /** Runs a write (SUBSCRIBE/UNSUBSCRIBE) on this connection; callers hold {@code lock}. */
+        /** Runs a write (SUBSCRIBE/UNSUBSCRIBE) on this connection; callers hold the monitor. */
         void send(Runnable write) {
             try {
                 write.run();
@@ -163,7 +155,7 @@ final class RedisReleaseNotices extends PubSubReleaseNotices {
                 if (channel.equals(controlChannel)) {
                     connectionEstablished(this);
                 } else {
-                    channelConfirmed(channel);
+                    notices.channelConfirmed(channel);
                 }
             } catch (Throwable e) {
                 log.warn("Handling SUBSCRIBE confirmation of '{}' failed", channel, e);
@@ -174,7 +166,7 @@ final class RedisReleaseNotices extends PubSubReleaseNotices {
         public void onUnsubscribe(String channel, int subscribedChannels) {
             try {
                 if (!channel.equals(controlChannel)) {
-                    channelUnsubscribed(channel);
+                    notices.channelUnsubscribed(channel);
                 }
             } catch (Throwable e) {
                 log.warn("Handling UNSUBSCRIBE confirmation of '{}' failed", channel, e);
@@ -185,7 +177,7 @@ final class RedisReleaseNotices extends PubSubReleaseNotices {
         public void onMessage(String channel, String message) {
             try {
                 if (!channel.equals(controlChannel)) {
-                    messageReceived(channel);
+                    notices.messageReceived(channel);
                 }
             } catch (Throwable e) {
                 log.warn("Handling a message on '{}' failed", channel, e);

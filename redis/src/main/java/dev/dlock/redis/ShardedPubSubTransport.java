@@ -23,90 +23,87 @@ import redis.clients.jedis.util.JedisClusterCRC16;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
- * Release notices over sharded pub/sub (Redis 7+ cluster): {@code SSUBSCRIBE} only reaches the
+ * Release channels over sharded pub/sub (Redis 7+ cluster): {@code SSUBSCRIBE} only reaches the
  * node that owns the channel's slot, so there is one subscriber connection per node that currently
  * carries a wanted channel, each read by its own daemon thread, plus one "placer" thread that
  * resolves slot owners ({@code CLUSTER SLOTS}) and hands channels to node connections.
  *
  * <p>When a node connection fails, or the server drops a channel ({@code sunsubscribe} push after
- * its slot moved), the affected channels turn inactive, their listeners are called, the slot map is
- * read again and the channels are placed anew after a bounded backoff; once confirmed, their
- * listeners are called again because notices may have been missed meanwhile.
+ * its slot moved), the affected channels are reported lost, the slot map is read again and the
+ * channels are placed anew after a bounded backoff.
  *
  * <p>A node connection is written to only while its read loop runs ({@link NodeSession#live}) and
  * not after the write that unsubscribes its last channel ({@link NodeSession#closing}): Jedis leaves
  * the read loop when the subscription count reaches zero, and a reply sent after that would stay
  * unread. A connection that may hold unread replies is destroyed instead of returned to the pool.
  */
-final class ShardedReleaseNotices extends PubSubReleaseNotices {
+final class ShardedPubSubTransport implements PubSubTransport {
 
-    private static final Logger log = LoggerFactory.getLogger(ShardedReleaseNotices.class);
+    private static final Logger log = LoggerFactory.getLogger(ShardedPubSubTransport.class);
 
     private final ClusterNodes cluster;
+    private final PubSubReleaseNotices notices;
+    private final Object monitor;
 
-    /** Everything below is guarded by {@code lock}. */
+    /** Everything below is guarded by {@link #monitor}. */
     private final Map<String, NodeSession> sessions = new HashMap<>();
     private final Map<String, NodeSession> placement = new HashMap<>();
     private final Set<String> unplaced = new LinkedHashSet<>();
     /** Node address ("host:port") owning each slot; null when unknown or stale. */
     private String[] slotOwners;
     private boolean placementDue;
-    private long backoffMillis = INITIAL_BACKOFF_MILLIS;
+    private final ReconnectBackoff backoff = new ReconnectBackoff();
     private long nextAttemptNanos = System.nanoTime();
     private Thread placer;
 
-    ShardedReleaseNotices(ClusterNodes cluster, RedisKeys keys) {
-        super(keys);
+    /** Carries the channels of {@code notices} over connections to the nodes of {@code cluster}. */
+    ShardedPubSubTransport(ClusterNodes cluster, PubSubReleaseNotices notices) {
         this.cluster = cluster;
+        this.notices = notices;
+        this.monitor = notices.monitor();
     }
 
+    /** Queues {@code channel} for the placer; the first call starts the placer thread. */
     @Override
-    void channelWanted(Channel channel) {
-        unplaced.add(channel.name);
+    public void channelWanted(String channel) {
+        unplaced.add(channel);
         placementDue = true;
         if (placer == null) {
-            placer = startDaemon("dlock-redis-sharded-notices", this::runPlacer);
+            placer = NoticeThreads.start("dlock-redis-sharded-notices", this::runPlacer);
         }
-        lock.notifyAll();
+        monitor.notifyAll();
     }
 
+    /** Unsubscribes {@code channel} from the node it was placed on, if any. */
     @Override
-    void channelUnwanted(Channel channel) {
-        if (unplaced.remove(channel.name)) {
+    public void channelUnwanted(String channel) {
+        if (unplaced.remove(channel)) {
             return;
         }
-        NodeSession session = placement.remove(channel.name);
+        NodeSession session = placement.remove(channel);
         if (session != null) {
-            session.channels.remove(channel.name);
-            session.unsubscribe(channel.name);
+            session.channels.remove(channel);
+            session.unsubscribe(channel);
         }
     }
 
     /** Unsubscribes every node connection and stops every thread; waits a bounded time for each to end. */
     @Override
-    void close() {
+    public void close() {
         List<Thread> threads = new ArrayList<>();
-        synchronized (lock) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            for (Channel channel : channels.values()) {
-                channel.active = false;
-            }
+        synchronized (monitor) {
             for (NodeSession session : sessions.values()) {
                 session.unsubscribeAll();
                 threads.add(session.thread);
             }
             threads.add(placer);
-            lock.notifyAll();
         }
-        threads.forEach(PubSubReleaseNotices::awaitEnd);
+        threads.forEach(NoticeThreads::awaitEnd);
     }
 
     /** Node connections open now, by node address; for tests. */
     int openSessions() {
-        synchronized (lock) {
+        synchronized (monitor) {
             return sessions.size();
         }
     }
@@ -114,7 +111,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
     private void runPlacer() {
         while (awaitPlacementDue()) {
             String[] owners;
-            synchronized (lock) {
+            synchronized (monitor) {
                 owners = slotOwners;
             }
             if (owners == null) {
@@ -124,7 +121,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
                     placementFailed("cannot read the slot map: " + e);
                     continue;
                 }
-                synchronized (lock) {
+                synchronized (monitor) {
                     slotOwners = owners;
                 }
             }
@@ -135,23 +132,14 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
 
     /** Waits until channels wait for a node and no backoff is running; false once closed. */
     private boolean awaitPlacementDue() {
-        synchronized (lock) {
-            while (!closed) {
+        synchronized (monitor) {
+            while (!notices.isClosed()) {
                 long wait = nextAttemptNanos - System.nanoTime();
                 if (placementDue && !unplaced.isEmpty() && wait <= 0) {
                     placementDue = false;
                     return true;
                 }
-                try {
-                    if (placementDue && !unplaced.isEmpty()) {
-                        TimeUnit.NANOSECONDS.timedWait(lock, wait);
-                    } else {
-                        lock.wait();
-                    }
-                } catch (InterruptedException e) {
-                    // Only close() may stop this thread.
-                    log.debug("Sharded release notice placer ignores an interrupt");
-                }
+                notices.awaitNotified(placementDue && !unplaced.isEmpty() ? wait : Long.MAX_VALUE);
             }
             return false;
         }
@@ -161,8 +149,8 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
     private void placeUnplaced(String[] owners) {
         String failure = null;
         List<String> unknownToClient = new ArrayList<>();
-        synchronized (lock) {
-            if (closed) {
+        synchronized (monitor) {
+            if (notices.isClosed()) {
                 return;
             }
             Map<String, List<String>> toOpen = new LinkedHashMap<>();
@@ -224,15 +212,15 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
 
     /** Forgets the slot map and retries the placement after the next backoff step. */
     private void placementFailed(String why) {
-        synchronized (lock) {
-            if (closed) {
+        synchronized (monitor) {
+            if (notices.isClosed()) {
                 return;
             }
-            log.warn("Sharded release notices: {}; retrying in {} ms", why, backoffMillis);
+            long delayMillis = backoff.next();
+            log.warn("Sharded release notices: {}; retrying in {} ms", why, delayMillis);
             slotOwners = null;
             placementDue = true;
-            nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
-            backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF_MILLIS);
+            nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMillis);
         }
     }
 
@@ -267,12 +255,12 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
     /** Called on a session's thread when its read loop ended, cleanly or not. */
     private void sessionEnded(NodeSession session, boolean failed) {
         List<String> orphaned;
-        synchronized (lock) {
+        synchronized (monitor) {
             sessions.remove(session.address, session);
             orphaned = new ArrayList<>(session.channels);
             for (String name : orphaned) {
                 placement.remove(name, session);
-                if (channels.containsKey(name)) {
+                if (notices.isWanted(name)) {
                     unplaced.add(name);
                 }
             }
@@ -280,50 +268,49 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
             if (failed) {
                 // The owner may have changed (failover, resharding): read the slot map again, after a backoff.
                 slotOwners = null;
-                nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
-                backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF_MILLIS);
+                nextAttemptNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff.next());
             }
             placementDue = true;
-            lock.notifyAll();
+            monitor.notifyAll();
         }
-        if (failed && !closed) {
-            channelsLost(orphaned, "connection lost");
+        if (failed && !notices.isClosed()) {
+            notices.channelsLost(orphaned, "connection lost");
         }
     }
 
     /** The server confirmed the first channel of a session: writes may flow now. */
     private void sessionLive(NodeSession session) {
-        synchronized (lock) {
+        synchronized (monitor) {
             session.live = true;
-            backoffMillis = INITIAL_BACKOFF_MILLIS;
-            if (closed || session.channels.isEmpty()) {
+            backoff.reset();
+            if (notices.isClosed() || session.channels.isEmpty()) {
                 session.unsubscribeAll();
             }
             placementDue = true;
-            lock.notifyAll();
+            monitor.notifyAll();
         }
         log.debug("Sharded release notice connection to {} established", session.address);
     }
 
     private void confirmed(NodeSession session, String name) {
         boolean ours;
-        synchronized (lock) {
+        synchronized (monitor) {
             ours = placement.get(name) == session;
-            if (!ours && !session.closing && !closed) {
+            if (!ours && !session.closing && !notices.isClosed()) {
                 // Confirmed after its last listener left (or it moved to another session): drop it here.
                 session.unsubscribe(name);
             }
         }
         if (ours) {
-            channelConfirmed(name);
+            notices.channelConfirmed(name);
         }
     }
 
     private void unsubscribed(NodeSession session, String name) {
         boolean droppedByServer;
-        synchronized (lock) {
+        synchronized (monitor) {
             Integer pending = session.requestedUnsubscribes.get(name);
-            if (session.closing || closed) {
+            if (session.closing || notices.isClosed()) {
                 return;
             }
             if (pending != null) {
@@ -332,10 +319,9 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
                 } else {
                     session.requestedUnsubscribes.put(name, pending - 1);
                 }
-                Channel channel = channels.get(name);
-                if (channel != null && placement.get(name) == session) {
+                if (placement.get(name) == session) {
                     // A stale SUNSUBSCRIBE overtaken by a new listener; its SSUBSCRIBE confirmation follows.
-                    channel.active = false;
+                    notices.channelUnsubscribed(name);
                 }
                 return;
             }
@@ -351,12 +337,12 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
                 unplaced.add(name);
                 slotOwners = null;
                 placementDue = true;
-                lock.notifyAll();
+                monitor.notifyAll();
             }
         }
         if (droppedByServer) {
             log.debug("Node {} dropped sharded channel '{}' (slot moved); placing it again", session.address, name);
-            channelsLost(List.of(name), "slot moved");
+            notices.channelsLost(List.of(name), "slot moved");
         }
     }
 
@@ -364,7 +350,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
     private final class NodeSession extends JedisShardedPubSub {
         final String address;
         final ConnectionPool pool;
-        /** Channels placed on this connection (subscribed, or subscribing). Guarded by {@code lock}. */
+        /** Channels placed on this connection (subscribed, or subscribing). Guarded by the monitor. */
         final Set<String> channels = new LinkedHashSet<>();
         /** SUNSUBSCRIBE replies still expected per channel, to tell them from the server's own drops. */
         final Map<String, Integer> requestedUnsubscribes = new HashMap<>();
@@ -381,7 +367,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
 
         void start() {
             initialChannels = channels.toArray(new String[0]);
-            thread = startDaemon("dlock-redis-sharded-notices-" + address, this::run);
+            thread = NoticeThreads.start("dlock-redis-sharded-notices-" + address, this::run);
         }
 
         private void run() {
@@ -393,13 +379,13 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
                 proceed(connection, initialChannels);
                 failed = false;
             } catch (Throwable e) {
-                if (!closed) {
+                if (!notices.isClosed()) {
                     log.warn("Sharded release notice connection to {} failed: {}", address, e.toString());
                 }
             } finally {
                 if (connection != null) {
                     boolean unreadRepliesPossible;
-                    synchronized (lock) {
+                    synchronized (monitor) {
                         unreadRepliesPossible = failed || serverDroppedChannels || !closing;
                     }
                     if (unreadRepliesPossible) {
@@ -411,7 +397,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
             }
         }
 
-        /** Subscribes more channels, one SSUBSCRIBE per slot; callers hold {@code lock} and checked {@code live && !closing}. */
+        /** Subscribes more channels, one SSUBSCRIBE per slot; callers hold the monitor and checked {@code live && !closing}. */
         void subscribe(List<String> names) {
             Map<Integer, List<String>> bySlot = new LinkedHashMap<>();
             for (String name : names) {
@@ -422,7 +408,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
             }
         }
 
-        /** Unsubscribes one channel, or everything when it was the last; callers hold {@code lock}. */
+        /** Unsubscribes one channel, or everything when it was the last; callers hold the monitor. */
         void unsubscribe(String name) {
             if (!live || closing) {
                 // Not written yet: the first confirmation (or the session's end) takes care of it.
@@ -436,7 +422,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
             write(() -> sunsubscribe(name));
         }
 
-        /** Ends the session with SUNSUBSCRIBE of every channel; nothing is written afterwards. Callers hold {@code lock}. */
+        /** Ends the session with SUNSUBSCRIBE of every channel; nothing is written afterwards. Callers hold the monitor. */
         void unsubscribeAll() {
             if (!live || closing) {
                 return;
@@ -480,7 +466,7 @@ final class ShardedReleaseNotices extends PubSubReleaseNotices {
         @Override
         public void onSMessage(String channel, String message) {
             try {
-                messageReceived(channel);
+                notices.messageReceived(channel);
             } catch (Throwable e) {
                 log.warn("Handling a sharded message on '{}' failed", channel, e);
             }

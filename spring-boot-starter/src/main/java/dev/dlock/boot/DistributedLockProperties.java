@@ -46,6 +46,7 @@ public class DistributedLockProperties {
     private final Watchdog watchdog = new Watchdog();
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
+    private final Observation observation = new Observation();
     private final Redis redis = new Redis();
 
     /** Whether dlock is auto-configured at all. */
@@ -136,6 +137,11 @@ public class DistributedLockProperties {
         return metrics;
     }
 
+    /** The observation (tracing) settings. */
+    public Observation getObservation() {
+        return observation;
+    }
+
     /** The Redis connection settings. */
     public Redis getRedis() {
         return redis;
@@ -189,6 +195,36 @@ public class DistributedLockProperties {
         /** Switches the dlock meters on or off. */
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** {@code dlock.observation.*}: Micrometer observations (trace spans) of lock waits and holds. */
+    public static class Observation {
+
+        /** Whether lock waits and holds are observed when an ObservationRegistry exists. */
+        private boolean enabled = true;
+
+        /** Whether spans carry the lock key (a high-cardinality tag, never a metric tag); off when keys hold personal data. */
+        private boolean keyInSpans = true;
+
+        /** Whether lock waits and holds are observed. */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** Switches the observations on or off. */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** Whether spans carry the lock key. */
+        public boolean isKeyInSpans() {
+            return keyInSpans;
+        }
+
+        /** Puts the lock key in spans, or keeps it out. */
+        public void setKeyInSpans(boolean keyInSpans) {
+            this.keyInSpans = keyInSpans;
         }
     }
 

@@ -62,4 +62,13 @@ public final class LockMetrics {
 
     private LockMetrics() {
     }
+
+    /** The {@link #TAG_RESULT} of an acquisition that failed for {@code failure}. */
+    public static String resultOf(dev.dlock.core.LockListener.AcquireFailure failure) {
+        return switch (failure) {
+            case TIMEOUT -> RESULT_TIMEOUT;
+            case ABORTED, INTERRUPTED -> RESULT_ABORTED;
+            case ERROR -> RESULT_ERROR;
+        };
+    }
 }

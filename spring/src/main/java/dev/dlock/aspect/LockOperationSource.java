@@ -101,6 +101,13 @@ public final class LockOperationSource {
         if (annotation == null) {
             return null;
         }
+        if (isKotlinSuspendFunction(specific)) {
+            // The aspect sees the first suspension as the return: the lock would go while the coroutine still runs.
+            throw new LockAnnotationException("Invalid @DistributedLock on " + describe(specific) + ": it is a Kotlin "
+                    + "suspend function, whose lock would be released when it first suspends, not when it completes; "
+                    + "lock inside it instead (LockManager.withLock within withContext(Dispatchers.IO)), or return a Mono "
+                    + "or CompletableFuture from a plain function");
+        }
         AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
         Problems problems = new Problems(specific);
 
@@ -285,6 +292,12 @@ public final class LockOperationSource {
             }
         }
         return null;
+    }
+
+    /** Kotlin compiles {@code suspend fun f(x)} to {@code Object f(x, Continuation)}. */
+    private static boolean isKotlinSuspendFunction(Method method) {
+        Class<?>[] parameters = method.getParameterTypes();
+        return parameters.length > 0 && parameters[parameters.length - 1].getName().equals("kotlin.coroutines.Continuation");
     }
 
     private static ResultKind resultKind(Class<?> returnType) {

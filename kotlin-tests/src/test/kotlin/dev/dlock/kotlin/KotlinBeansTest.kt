@@ -1,0 +1,96 @@
+package dev.dlock.kotlin
+
+import dev.dlock.annotation.DistributedLock
+import dev.dlock.aspect.EnableDistributedLocks
+import dev.dlock.aspect.LockAnnotationException
+import dev.dlock.core.InMemoryLockBackend
+import dev.dlock.core.LockManager
+import dev.dlock.testkit.OverlapDetector
+import kotlinx.coroutines.delay
+import org.assertj.core.api.Assertions.assertThat
+import org.assertj.core.api.Assertions.assertThatThrownBy
+import org.junit.jupiter.api.Test
+import org.springframework.context.annotation.AnnotationConfigApplicationContext
+import org.springframework.context.annotation.Bean
+import org.springframework.context.annotation.Configuration
+import org.springframework.context.annotation.EnableAspectJAutoProxy
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+
+/** A Kotlin bean whose plain functions lock like Java methods. */
+open class Counter {
+    // open: the bean is a CGLIB proxy, and a final getter would read the proxy's own empty field.
+    open val detector = OverlapDetector()
+
+    @DistributedLock(name = "counter", key = "#key", waitTime = "10s")
+    open fun increment(key: String) {
+        detector.enter()
+        try {
+            detector.incrementUnsafely()
+        } finally {
+            detector.exit()
+        }
+    }
+}
+
+/** A Kotlin bean with a locked suspend function: the start must fail, never lock the wrong span of time. */
+open class Loader {
+    @DistributedLock(name = "loader", key = "#id")
+    open suspend fun load(id: String): String {
+        delay(10)
+        return id
+    }
+}
+
+@Configuration(proxyBeanMethods = false)
+@EnableDistributedLocks
+@EnableAspectJAutoProxy(proxyTargetClass = true)
+open class Locking {
+    @Bean(destroyMethod = "close")
+    open fun lockManager(): LockManager = LockManager.builder(InMemoryLockBackend()).build()
+}
+
+@Configuration(proxyBeanMethods = false)
+open class Counting {
+    @Bean
+    open fun counter() = Counter()
+}
+
+@Configuration(proxyBeanMethods = false)
+open class Loading {
+    @Bean
+    open fun loader() = Loader()
+}
+
+/**
+ * {@code @DistributedLock} on Kotlin beans compiled by the Kotlin compiler: a plain function locks
+ * (overlap detector at zero under 8 threads), and a suspend function — which the aspect would see
+ * return at its first suspension, releasing the lock while the coroutine still runs — fails the
+ * start with a message naming the function and what to do instead.
+ */
+class KotlinBeansTest {
+
+    @Test
+    fun plainKotlinFunctionsLock() {
+        AnnotationConfigApplicationContext(Locking::class.java, Counting::class.java).use { context ->
+            val counter = context.getBean(Counter::class.java)
+            val threads = Executors.newFixedThreadPool(8)
+            try {
+                val calls = (1..800).map { threads.submit { counter.increment("hot") } }
+                calls.forEach { it.get(30, TimeUnit.SECONDS) }
+            } finally {
+                threads.shutdown()
+            }
+            assertThat(counter.detector.overlaps()).`as`("critical sections that overlapped").isZero()
+            assertThat(counter.detector.counter()).isEqualTo(800)
+        }
+    }
+
+    @Test
+    fun aLockedSuspendFunctionFailsTheStartNamingIt() {
+        assertThatThrownBy { AnnotationConfigApplicationContext(Locking::class.java, Loading::class.java).close() }
+            .isInstanceOf(LockAnnotationException::class.java)
+            .hasMessageContaining("Loader.load(String, Continuation)")
+            .hasMessageContaining("suspend function, whose lock would be released when it first suspends")
+    }
+}

@@ -30,6 +30,12 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public long fencingToken() {
+        LockBackend backend = lease.manager.backend();
+        if (!backend.supportsFencing()) {
+            throw new UnsupportedOperationException(lease + ": the store " + backend.getClass().getSimpleName()
+                    + " issues no fencing tokens, so this lock cannot protect a resource against a stale holder;"
+                    + " use a store that fences (Redis, ZooKeeper) where correctness depends on the lock");
+        }
         return lease.fencingToken;
     }
 
@@ -62,6 +68,7 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public String toString() {
-        return lease + " (fencing token " + lease.fencingToken + ", " + state() + ")";
+        String token = lease.manager.backend().supportsFencing() ? "fencing token " + lease.fencingToken : "no fencing token";
+        return lease + " (" + token + ", " + state() + ")";
     }
 }

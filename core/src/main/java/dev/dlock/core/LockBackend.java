@@ -66,6 +66,22 @@ public interface LockBackend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * Gives up the place {@code owner} keeps in {@code key}'s queue between attempts, for a store that
+     * queues waiters (ZooKeeper); the engine calls it once when an acquisition ends without the key
+     * (wait over, aborted, interrupted, or failed). Must not throw. Default: nothing, the store keeps no place.
+     */
+    default void withdraw(String key, String owner) {
+    }
+
+    /**
+     * Whether the store issues fencing tokens. False for a store that cannot (memcached): the tokens it
+     * returns mean nothing, and {@link LockHandle#fencingToken()} throws instead of handing one out.
+     */
+    default boolean supportsFencing() {
+        return true;
+    }
+
     /** Checks that the store answers; returns the round trip in nanoseconds, throws {@link LockBackendException} if not. */
     long ping();
 

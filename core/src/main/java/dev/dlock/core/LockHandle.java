@@ -13,7 +13,11 @@ public interface LockHandle extends AutoCloseable {
     /** The logical key that is locked. */
     String key();
 
-    /** A number larger than every fencing token issued before for this key; pass it to the resources you guard. */
+    /**
+     * A number larger than every fencing token issued before for this key; pass it to the resources you guard.
+     *
+     * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link LockBackend#supportsFencing()})
+     */
     long fencingToken();
 
     /**

@@ -286,14 +286,25 @@ public final class LockManager implements AutoCloseable {
         if (gateRefusal != null) {
             return new Refused(gateRefusal);
         }
+        String owner = ownerTokens.next();
         StoreOutcome outcome = null;
         try {
-            outcome = acquireInStore(gate, request, key, deadline);
+            outcome = acquireInStore(gate, request, key, owner, deadline);
             return outcome;
         } finally {
             if (!(outcome instanceof Taken)) {
+                withdrawQuietly(key, owner);
                 gate.leave();
             }
+        }
+    }
+
+    /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
+    private void withdrawQuietly(String key, String owner) {
+        try {
+            backend.withdraw(key, owner);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
         }
     }
 
@@ -308,11 +319,10 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** Takes the key in the store, waiting on release notices or the holder's lease. */
-    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, long deadline) {
+    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, String owner, long deadline) {
         BooleanSupplier abortIf = request.abortIf();
         boolean watched = request.leaseTime() == null;
         long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
-        String owner = ownerTokens.next();
         Optional<Semaphore> signals = Optional.empty();
         boolean subscribed = false;
         long backoff = MIN_BACKOFF_NANOS;

@@ -24,6 +24,12 @@ final class TappedBackend implements LockBackend {
     final AtomicInteger heldAnswers = new AtomicInteger();
     final AtomicInteger releases = new AtomicInteger();
     final List<SentRenewal> renewals = new CopyOnWriteArrayList<>();
+    /** The owner of every withdrawal sent, in order. */
+    final List<String> withdrawals = new CopyOnWriteArrayList<>();
+    /** The owner of every acquire attempt sent, in order. */
+    final List<String> acquiringOwners = new CopyOnWriteArrayList<>();
+    /** What {@link #supportsFencing()} answers. */
+    volatile boolean fencing = true;
     /** The size of every renewal batch sent, in order. */
     final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
@@ -57,6 +63,7 @@ final class TappedBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
         acquires.incrementAndGet();
+        acquiringOwners.add(owner);
         AcquireResult result = store.tryAcquire(key, owner, leaseMillis);
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
@@ -103,6 +110,17 @@ final class TappedBackend implements LockBackend {
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return store.releaseNotices();
+    }
+
+    @Override
+    public void withdraw(String key, String owner) {
+        withdrawals.add(owner);
+        store.withdraw(key, owner);
+    }
+
+    @Override
+    public boolean supportsFencing() {
+        return fencing;
     }
 
     @Override

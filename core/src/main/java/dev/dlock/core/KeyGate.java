@@ -3,6 +3,7 @@ package dev.dlock.core;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -23,12 +24,17 @@ final class KeyGate {
     int users;
 
     private final ReentrantLock turnLock = new ReentrantLock();
-    /** Threads waiting for the turn, in arrival order; each keeps its place while it checks its abort condition. */
-    private final ArrayDeque<Condition> waiting = new ArrayDeque<>();
+    /**
+     * Waiters for the turn, in arrival order: a thread's {@link Condition}, or the future of an
+     * asynchronous acquisition. A thread keeps its place while it checks its abort condition.
+     */
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
     private boolean taken;
 
     private ReleaseNotices.Subscription subscription;
     private Semaphore releaseSignals;
+    /** Wakes the asynchronous acquisition in the store phase on a release notice; null when there is none. */
+    private volatile Runnable asyncWaker;
 
     /**
      * Waits for this JVM's turn on the key, in arrival order; null when it is ours, otherwise why not.
@@ -84,6 +90,40 @@ final class KeyGate {
         }
     }
 
+    /**
+     * This JVM's turn on the key for an acquisition that must not block: completed at once when the
+     * turn is free, otherwise when the waiters before it are done (completed under the gate's lock,
+     * so dependents must run elsewhere). Give the place back with {@link #withdraw} or the turn with {@link #leave()}.
+     */
+    CompletableFuture<Void> enterAsync() {
+        turnLock.lock();
+        try {
+            if (!taken && waiting.isEmpty()) {
+                taken = true;
+                return CompletableFuture.completedFuture(null);
+            }
+            CompletableFuture<Void> turn = new CompletableFuture<>();
+            waiting.addLast(turn);
+            return turn;
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** Takes a waiting asynchronous acquisition out of the queue; false when the turn was granted to it already. */
+    boolean withdraw(CompletableFuture<Void> turn) {
+        turnLock.lock();
+        try {
+            if (!waiting.remove(turn)) {
+                return false;
+            }
+            signalNext();
+            return true;
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
     /** Gives the turn back and wakes the first waiter. */
     void leave() {
         turnLock.lock();
@@ -96,9 +136,19 @@ final class KeyGate {
     }
 
     private void signalNext() {
-        Condition next = waiting.peekFirst();
-        if (next != null && !taken) {
-            next.signal();
+        Object next = waiting.peekFirst();
+        if (next == null || taken) {
+            return;
+        }
+        if (next instanceof Condition thread) {
+            thread.signal();
+        } else {
+            // An asynchronous waiter cannot take the turn itself: it is granted here.
+            waiting.removeFirst();
+            taken = true;
+            @SuppressWarnings("unchecked")
+            CompletableFuture<Void> turn = (CompletableFuture<Void>) next;
+            turn.complete(null);
         }
     }
 
@@ -109,12 +159,42 @@ final class KeyGate {
             return Optional.empty();
         }
         if (subscription == null) {
-            Semaphore signals = new Semaphore(0);
-            subscription = notices.get().subscribe(key, signals::release);
-            releaseSignals = signals;
+            subscribe(notices.get(), key);
             subscription.awaitActive(Duration.ofNanos(Math.max(0, maxWaitNanos)));
         }
         return Optional.of(releaseSignals);
+    }
+
+    /**
+     * Subscribes to the key's release notices without waiting for the subscription to be active, and
+     * runs {@code waker} on every notice until {@link #stopWaking()}; false when the store pushes none.
+     */
+    synchronized boolean wakeOnRelease(Optional<ReleaseNotices> notices, String key, Runnable waker) {
+        if (notices.isEmpty()) {
+            return false;
+        }
+        asyncWaker = waker;
+        if (subscription == null) {
+            subscribe(notices.get(), key);
+        }
+        return true;
+    }
+
+    /** Ends {@link #wakeOnRelease}'s waking; the subscription stays while the gate has users. */
+    void stopWaking() {
+        asyncWaker = null;
+    }
+
+    private void subscribe(ReleaseNotices notices, String key) {
+        Semaphore signals = new Semaphore(0);
+        releaseSignals = signals;
+        subscription = notices.subscribe(key, () -> {
+            signals.release();
+            Runnable waker = asyncWaker;
+            if (waker != null) {
+                waker.run();
+            }
+        });
     }
 
     /** True while release notices for the key are flowing. */

@@ -59,6 +59,14 @@ final class LeaseHandle implements LockHandle {
     }
 
     @Override
+    public LockHandle attachToCurrentThread() {
+        if (!reentrant) {
+            lease.ownerThread = Thread.currentThread();
+        }
+        return this;
+    }
+
+    @Override
     public void close() {
         if (!CLOSED.compareAndSet(this, 0, 1)) {
             throw new IllegalStateException(lease + " was already released through this handle");

@@ -9,9 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -49,8 +49,6 @@ public final class LockManager implements AutoCloseable {
     /** What releasing a lost lease does, when nothing is configured. */
     public static final LeaseLostPolicy DEFAULT_LEASE_LOST_POLICY = LeaseLostPolicy.THROW;
 
-    private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final int RELEASE_ATTEMPTS = 10;
     private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -58,16 +56,19 @@ public final class LockManager implements AutoCloseable {
     private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final LockBackend backend;
-    private final Optional<ReleaseNotices> notices;
+    final Optional<ReleaseNotices> notices;
     private final Optional<RenewalGrouping> renewalGrouping;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     private final boolean sessionKept;
     private final Duration defaultWaitTime;
-    private final long watchdogLeaseMillis;
+    final long watchdogLeaseMillis;
     private final LeaseLostPolicy leaseLostPolicy;
-    private final LockListener listener;
+    final LockListener listener;
     private final Watchdog watchdog;
-    private final OwnerTokens ownerTokens = new OwnerTokens();
+    final OwnerTokens ownerTokens = new OwnerTokens();
+    /** The threads of asynchronous acquisitions, made on first use. */
+    private volatile AsyncRuntime asyncRuntime;
+    private final Object asyncRuntimeLock = new Object();
     private final ConcurrentHashMap<String, KeyGate> gates = new ConcurrentHashMap<>();
     private final AtomicInteger watchedLeases = new AtomicInteger();
     private volatile boolean closed;
@@ -136,6 +137,46 @@ public final class LockManager implements AutoCloseable {
      */
     public Optional<LockHandle> tryAcquire(LockRequest request) {
         return Optional.ofNullable(attempt(request).handle);
+    }
+
+    /**
+     * Acquires the lock {@code request} describes without blocking the calling thread: store calls run
+     * on dlock's own threads, and the wait is driven by release notices and timers. The future completes
+     * with the handle on a dlock thread, to which the lock is bound for re-entry (see
+     * {@link LockHandle#attachToCurrentThread()}); or fails with {@link LockNotAcquiredException},
+     * {@link LockBackendException} or {@link LockLostException}. Cancelling it while it waits gives
+     * up the attempt; a lock taken after the cancellation is released at once. A thread that holds
+     * the key already re-enters, and the future is complete on return.
+     *
+     * @throws LockKeyException when the key is null, blank or too long
+     * @throws IllegalStateException when the manager is closed
+     */
+    public CompletableFuture<LockHandle> acquireAsync(LockRequest request) {
+        String key = usableKey(request);
+        LeaseHandle reentered;
+        try {
+            reentered = reentry(key);
+        } catch (LockLostException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (reentered != null) {
+            return CompletableFuture.completedFuture(reentered);
+        }
+        return new AsyncAcquisition(this, asyncRuntime(), request, key).start();
+    }
+
+    private AsyncRuntime asyncRuntime() {
+        AsyncRuntime runtime = asyncRuntime;
+        if (runtime == null) {
+            synchronized (asyncRuntimeLock) {
+                runtime = asyncRuntime;
+                if (runtime == null) {
+                    runtime = new AsyncRuntime();
+                    asyncRuntime = runtime;
+                }
+            }
+        }
+        return runtime;
     }
 
     /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
@@ -214,6 +255,10 @@ public final class LockManager implements AutoCloseable {
     public void close() {
         closed = true;
         watchdog.stop();
+        AsyncRuntime runtime = asyncRuntime;
+        if (runtime != null) {
+            runtime.close();
+        }
         int held = watchedLeases.get();
         if (held > 0) {
             log.warn("dlock lock manager closed while holding {} watchdog-managed locks; they expire after their lease", held);
@@ -225,7 +270,8 @@ public final class LockManager implements AutoCloseable {
     private record Attempt(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
     }
 
-    private Attempt attempt(LockRequest request) {
+    /** The request's key, once the request is one this manager can serve now. */
+    private String usableKey(LockRequest request) {
         String key = validKey(request.key());
         if (closed) {
             // Its watchdog is gone: a lease taken now would silently run out.
@@ -235,17 +281,35 @@ public final class LockManager implements AutoCloseable {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "
                     + backend.getClass().getSimpleName() + " keeps leases alive by its session (key '" + key + "')");
         }
-        String name = request.name();
+        return key;
+    }
+
+    /** A new handle on the lease the calling thread holds on {@code key}; null when it holds none. */
+    private LeaseHandle reentry(String key) {
         KeyGate current = gates.get(key);
         if (current != null) {
             Lease held = current.holder;
             if (held != null && held.ownerThread == Thread.currentThread() && held.reenter()) {
-                return new Attempt(new LeaseHandle(held, true), null, 0);
+                return new LeaseHandle(held, true);
             }
         }
+        return null;
+    }
+
+    /** When the wait of {@code request}, started at {@code start}, ends. */
+    long deadline(LockRequest request, long start) {
+        return start + (request.waitTime() != null ? request.waitTime() : defaultWaitTime).toNanos();
+    }
+
+    private Attempt attempt(LockRequest request) {
+        String key = usableKey(request);
+        String name = request.name();
+        LeaseHandle reentered = reentry(key);
+        if (reentered != null) {
+            return new Attempt(reentered, null, 0);
+        }
         long start = System.nanoTime();
-        long waitNanos = (request.waitTime() != null ? request.waitTime() : defaultWaitTime).toNanos();
-        long deadline = start + waitNanos;
+        long deadline = deadline(request, start);
         listener.onAcquireAttempt(name, key);
 
         KeyGate gate = enterGate(key);
@@ -269,15 +333,22 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** How one acquisition in the store ended: the key taken with its lease, or refused and why. */
-    private sealed interface StoreOutcome {
+    sealed interface StoreOutcome {
     }
 
     /** The key is held; the lease owns this JVM's turn on the key until it is released. */
-    private record Taken(Lease lease) implements StoreOutcome {
+    record Taken(Lease lease) implements StoreOutcome {
     }
 
     /** Not acquired: the wait ran out, the abort condition held, or the thread was interrupted. */
-    private record Refused(LockNotAcquiredException.Reason reason) implements StoreOutcome {
+    record Refused(LockNotAcquiredException.Reason reason) implements StoreOutcome {
+    }
+
+    /**
+     * The store granted the key, but its answer came after the lease could have run out, so another
+     * owner may hold the key already: the grant is given back and the acquisition asks again.
+     */
+    record Expired() implements StoreOutcome {
     }
 
     /** Waits for this JVM's turn, then for the store; the turn passes to the lease, or is given back on every other exit. */
@@ -300,7 +371,7 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
-    private void withdrawQuietly(String key, String owner) {
+    void withdrawQuietly(String key, String owner) {
         try {
             backend.withdraw(key, owner);
         } catch (RuntimeException e) {
@@ -325,7 +396,7 @@ public final class LockManager implements AutoCloseable {
         long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
         Optional<Semaphore> signals = Optional.empty();
         boolean subscribed = false;
-        long backoff = MIN_BACKOFF_NANOS;
+        WaitPacing pacing = new WaitPacing();
         try {
             while (true) {
                 if (abortIf != null && abortIf.getAsBoolean()) {
@@ -333,9 +404,16 @@ public final class LockManager implements AutoCloseable {
                 }
                 signals.ifPresent(Semaphore::drainPermits);
                 long sentAt = System.nanoTime();
-                AcquireResult result = backend.tryAcquire(key, owner, watched && sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis);
+                AcquireResult result = backend.tryAcquire(key, owner, storeLeaseMillis(watched, leaseMillis));
                 if (result instanceof AcquireResult.Acquired acquired) {
-                    return held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                    StoreOutcome outcome = held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                    if (!(outcome instanceof Expired)) {
+                        return outcome;
+                    }
+                    if (deadline - System.nanoTime() <= 0) {
+                        return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
+                    }
+                    continue;
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     // The store call saw the interrupt (a fan-out gives up and releases what it took).
@@ -353,20 +431,7 @@ public final class LockManager implements AutoCloseable {
                     continue;
                 }
                 long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) result).remainingTtlMillis());
-                long pause;
-                if (gate.noticesActive() && ttlNanos >= 0) {
-                    pause = ttlNanos + TimeUnit.MILLISECONDS.toNanos(1);
-                } else {
-                    pause = jitter(backoff);
-                    backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);
-                    if (ttlNanos >= 0) {
-                        pause = Math.min(pause, ttlNanos + TimeUnit.MILLISECONDS.toNanos(1));
-                    }
-                }
-                pause = Math.min(pause, remaining);
-                if (abortIf != null) {
-                    pause = Math.min(pause, request.abortCheckInterval().toNanos());
-                }
+                long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
                 if (signals.isPresent()) {
                     KeyGate.awaitSignal(signals.get(), pause);
                 } else {
@@ -379,12 +444,18 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    private StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
+    StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
                         long leaseMillis, boolean watched, long sentAt) {
         boolean renewed = watched && !sessionKept;
         StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
         Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched,
                 watched && sessionKept, node, sentAt, request.lockAtLeastFor());
+        if (!lease.surelyLive(System.nanoTime())) {
+            log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply); "
+                    + "giving the grant back and asking again", key, leaseMillis);
+            releaseQuietly(key, owner, fencingToken);
+            return new Expired();
+        }
         BooleanSupplier abortIf = request.abortIf();
         boolean abort;
         try {
@@ -418,11 +489,12 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    private static long jitter(long nanos) {
-        return nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+    /** The lease the store is asked for: a session-keeping store holds watchdog leases until released. */
+    long storeLeaseMillis(boolean watched, long leaseMillis) {
+        return watched && sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis;
     }
 
-    private static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
+    static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
         return switch (reason) {
             case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
             case ABORTED -> LockListener.AcquireFailure.ABORTED;
@@ -449,7 +521,7 @@ public final class LockManager implements AutoCloseable {
         return key;
     }
 
-    private KeyGate enterGate(String key) {
+    KeyGate enterGate(String key) {
         return gates.compute(key, (k, gate) -> {
             KeyGate entered = gate == null ? new KeyGate() : gate;
             entered.users++;
@@ -457,7 +529,7 @@ public final class LockManager implements AutoCloseable {
         });
     }
 
-    private void leaveGate(String key, KeyGate gate) {
+    void leaveGate(String key, KeyGate gate) {
         boolean[] last = new boolean[1];
         gates.computeIfPresent(key, (k, current) -> {
             if (current != gate) {

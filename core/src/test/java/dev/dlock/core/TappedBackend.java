@@ -35,9 +35,15 @@ final class TappedBackend implements LockBackend {
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
     private volatile Function<String, StoreNode> renewalGroups;
+    private volatile Consumer<AcquireResult> afterAcquire = result -> { };
 
     TappedBackend(LockBackend store) {
         this.store = store;
+    }
+
+    /** Runs {@code hook} after the store answered an acquire and before the engine sees it: a slow reply when it sleeps. */
+    void afterAcquire(Consumer<AcquireResult> hook) {
+        this.afterAcquire = hook;
     }
 
     /** Runs {@code hook} on the renewing thread before each batch goes to the store; it may block or throw. */
@@ -68,6 +74,7 @@ final class TappedBackend implements LockBackend {
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
         }
+        afterAcquire.accept(result);
         return result;
     }
 

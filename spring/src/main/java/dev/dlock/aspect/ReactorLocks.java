@@ -7,6 +7,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Locks for methods returning {@code Mono} or {@code Flux}: the lock is acquired when the result is
@@ -15,9 +16,10 @@ import java.util.List;
  * release whose outcome is unknown) becomes the publisher's error, or is added as suppressed to its
  * own error. Loaded only when Reactor is on the classpath.
  *
- * <p>Acquiring may wait, blocking the subscribing thread up to the wait time: subscribe on a
- * scheduler that allows blocking (for example {@code Schedulers.boundedElastic()}) when the wait
- * time is not zero.
+ * <p>Acquiring blocks no thread of the subscriber's: the lock is awaited by
+ * {@link dev.dlock.core.LockManager#acquireAsync}, and the method is called — and its publisher
+ * subscribed — on the dlock thread that completed the acquisition, with the lock bound to it so that
+ * locked calls the method makes on the same key re-enter.
  */
 final class ReactorLocks {
 
@@ -45,16 +47,24 @@ final class ReactorLocks {
         return Flux.defer(() -> Flux.from(subscribeLocked(support, call, false)));
     }
 
-    /** Runs on subscribe: acquires, calls the method, and ties the release to the publisher's end. */
+    /** Runs on subscribe: starts acquiring, and once acquired calls the method and ties the release to the publisher's end. */
     private static Publisher<?> subscribeLocked(LockAspectSupport support, LockAspectSupport.Call call, boolean mono) {
-        List<LockHandle> held;
+        CompletableFuture<List<LockHandle>> acquiring;
         try {
-            held = support.acquire(call);
-        } catch (LockNotAcquiredException e) {
-            return failureResult(support, call, e, mono);
+            acquiring = support.acquireAsync(call);
         } catch (RuntimeException e) {
             return error(e, mono);
         }
+        // Cancelling the subscription cancels the acquisition; a lock it takes afterwards is released at once.
+        Mono<Publisher<?>> locked = Mono.fromFuture(acquiring, false)
+                .<Publisher<?>>map(held -> runAndRelease(support, call, held, mono))
+                .onErrorResume(LockNotAcquiredException.class, e -> Mono.<Publisher<?>>just(failureResult(support, call, e, mono)));
+        return mono ? locked.flatMap(Mono::from) : locked.flatMapMany(Flux::from);
+    }
+
+    /** Calls the method holding {@code held}, and releases when its publisher ends. */
+    private static Publisher<?> runAndRelease(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held,
+                                              boolean mono) {
         Object result;
         try {
             result = support.runLocked(call, held);

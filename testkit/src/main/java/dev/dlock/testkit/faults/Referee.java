@@ -136,8 +136,13 @@ final class Referee implements AutoCloseable {
                 Section section = new Section(key, token);
                 open.put(id, section);
                 sectionsOfConnection.add(id);
+                boolean stale = token < state.highestToken;
                 if (!state.inside.isEmpty()) {
                     wallClockOverlaps++;
+                }
+                // A newcomer with a stale token is the one who lost its lease (its write is refused below); the
+                // sections inside are overtaken only by a newcomer the resource accepts.
+                if (!stale) {
                     for (String other : state.inside) {
                         Section earlier = open.get(other);
                         if (earlier != null && !earlier.overtaken) {

@@ -1,0 +1,154 @@
+package dev.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Acquisitions that block no caller: {@link LockManager#acquireAsync} waits in the same per-key queue
+ * as blocking callers and in the store the same way, with futures and timers instead of parked threads.
+ */
+class AsyncAcquisitionTest extends EngineTestSupport {
+
+    private static LockRequest request(String key, Duration waitTime) {
+        return LockRequest.builder(key).waitTime(waitTime).build();
+    }
+
+    @Test
+    void aFreeKeyIsTakenAndReleasedLikeASynchronousOne() throws Exception {
+        LockManager locks = manager();
+        LockHandle handle = locks.acquireAsync(request(key, Duration.ZERO)).get(5, TimeUnit.SECONDS);
+        assertThat(handle.isHeld()).isTrue();
+        assertThat(manager().tryAcquire(key)).as("another owner while held").isEmpty();
+        handle.close();
+        assertThat(manager().tryAcquire(key)).as("free after release").isPresent();
+    }
+
+    @Test
+    void aHeldKeyIsAwaitedWithoutBlockingTheCallerAndTakenAfterTheRelease() throws Exception {
+        LockManager other = manager();
+        LockHandle holder = other.acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = manager().acquireAsync(request(key, Duration.ofSeconds(10)));
+        assertThat(waiting).as("returned while the key is held").isNotDone();
+        long holderToken = holder.fencingToken();
+        holder.close();
+        LockHandle taken = waiting.get(5, TimeUnit.SECONDS);
+        assertThat(taken.fencingToken()).isGreaterThan(holderToken);
+        taken.close();
+    }
+
+    @Test
+    void theWaitRunsOutWithATimeoutAndLeavesNothingBehind() throws Exception {
+        LockManager locks = manager();
+        try (LockHandle holder = manager().acquire(key, Duration.ZERO)) {
+            CompletableFuture<LockHandle> waiting = locks.acquireAsync(request(key, Duration.ofMillis(150)));
+            assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().isInstanceOf(LockNotAcquiredException.class)
+                    .satisfies(e -> assertThat(((LockNotAcquiredException) e).reason()).isEqualTo(LockNotAcquiredException.Reason.TIMEOUT));
+        }
+        assertThat(locks.tryAcquire(key)).as("the same manager takes the key afterwards").isPresent();
+    }
+
+    @Test
+    void aCancelledWaitGivesUpAndNeverTakesTheKeyLater() throws Exception {
+        LockManager locks = manager();
+        LockHandle holder = manager().acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> storeWaiter = locks.acquireAsync(request(key, Duration.ofSeconds(10)));
+        CompletableFuture<LockHandle> queued = locks.acquireAsync(request(key, Duration.ofSeconds(10)));
+        queued.cancel(false);
+        storeWaiter.cancel(false);
+        holder.close();
+        LockHandle next = manager().acquire(key, Duration.ofSeconds(5));
+        assertThat(next.isHeld()).as("the cancelled acquisitions left the key to others").isTrue();
+        next.close();
+        // The cancelled acquisitions give their turns back on their own threads, a moment later.
+        assertThat(locks.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(5)).build()))
+                .as("and the manager that cancelled has no stale turn").isPresent();
+    }
+
+    @Test
+    void blockingAndAsynchronousWaitersTakeTheirTurnsInArrivalOrder() throws Exception {
+        LockManager locks = manager();
+        LockHandle holder = locks.acquire(key, Duration.ZERO);
+        holder.detachFromThread();
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> first = locks.acquireAsync(request(key, Duration.ofSeconds(10)))
+                .thenAccept(handle -> { order.add("async-1"); handle.close(); });
+        await("the first waiter to queue", Duration.ofSeconds(5), () -> !first.isDone());
+        Thread blocking = start("blocking", () -> {
+            try (LockHandle handle = locks.acquire(key, Duration.ofSeconds(10))) {
+                order.add("blocking-2");
+            }
+        });
+        Thread.sleep(100);
+        CompletableFuture<Void> third = locks.acquireAsync(request(key, Duration.ofSeconds(10)))
+                .thenAccept(handle -> { order.add("async-3"); handle.close(); });
+        holder.close();
+        first.get(5, TimeUnit.SECONDS);
+        blocking.join(5_000);
+        third.get(5, TimeUnit.SECONDS);
+        assertThat(order).containsExactly("async-1", "blocking-2", "async-3");
+    }
+
+    @Test
+    void manyAsynchronousCallersOnFewKeysNeverOverlap() throws Exception {
+        LockManager locks = manager();
+        int keys = 3;
+        AtomicInteger[] inside = new AtomicInteger[keys];
+        AtomicInteger overlaps = new AtomicInteger();
+        for (int k = 0; k < keys; k++) {
+            inside[k] = new AtomicInteger();
+        }
+        List<CompletableFuture<Void>> calls = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            int k = i % keys;
+            calls.add(locks.acquireAsync(request(key + ":" + k, Duration.ofSeconds(30))).thenAccept(handle -> {
+                try {
+                    if (inside[k].incrementAndGet() > 1) {
+                        overlaps.incrementAndGet();
+                    }
+                    Thread.yield();
+                    inside[k].decrementAndGet();
+                } finally {
+                    handle.close();
+                }
+            }));
+        }
+        CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(overlaps).as("callers inside a key's section at once").hasValue(0);
+        assertThat(locks.heldLocks()).isEmpty();
+    }
+
+    @Test
+    void aThreadThatHoldsTheKeyReentersAtOnce() throws Exception {
+        LockManager locks = manager();
+        try (LockHandle outer = locks.acquire(key, Duration.ZERO)) {
+            CompletableFuture<LockHandle> inner = locks.acquireAsync(request(key, Duration.ZERO));
+            assertThat(inner).isDone();
+            inner.get().close();
+            assertThat(outer.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void closingTheManagerFailsAWaitingAcquisition() {
+        LockManager locks = manager();
+        LockHandle holder = manager().acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = locks.acquireAsync(request(key, Duration.ofSeconds(30)));
+        locks.close();
+        assertThatThrownBy(() -> waiting.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        holder.close();
+        assertThat(manager().tryAcquire(key)).isPresent();
+    }
+}

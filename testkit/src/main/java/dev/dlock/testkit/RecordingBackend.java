@@ -7,6 +7,7 @@ import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalGrouping;
 import dev.dlock.core.RenewalResult;
+import dev.dlock.core.SessionLeases;
 
 import java.util.List;
 import java.util.Optional;
@@ -77,6 +78,21 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return delegate.releaseNotices();
+    }
+
+    @Override
+    public Optional<SessionLeases> sessionLeases() {
+        return delegate.sessionLeases();
+    }
+
+    @Override
+    public void withdraw(String key, String owner) {
+        delegate.withdraw(key, owner);
+    }
+
+    @Override
+    public boolean supportsFencing() {
+        return delegate.supportsFencing();
     }
 
     @Override

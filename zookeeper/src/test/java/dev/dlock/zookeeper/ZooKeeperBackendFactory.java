@@ -1,0 +1,59 @@
+package dev.dlock.zookeeper;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.testkit.BackendFactory;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Connects a {@link ZooKeeperLockBackend} with its own Curator client (its own session) to a connect
+ * string; short timeouts, so that a dead server fails a call within seconds.
+ */
+public class ZooKeeperBackendFactory implements BackendFactory {
+
+    static final int SESSION_TIMEOUT_MILLIS = 6000;
+    static final int CONNECTION_TIMEOUT_MILLIS = 1500;
+
+    private static final Map<LockBackend, CuratorFramework> CLIENTS = new ConcurrentHashMap<>();
+
+    /** A started client with the test timeouts and {@code retries} retries 200 ms apart. */
+    static CuratorFramework client(String connectString, int retries) {
+        CuratorFramework client = CuratorFrameworkFactory.builder().connectString(connectString)
+                .sessionTimeoutMs(SESSION_TIMEOUT_MILLIS).connectionTimeoutMs(CONNECTION_TIMEOUT_MILLIS)
+                .retryPolicy(new RetryNTimes(retries, 200)).build();
+        client.start();
+        try {
+            if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
+                client.close();
+                throw new IllegalStateException("no ZooKeeper connection to " + connectString + " within 20 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            client.close();
+            throw new IllegalStateException("interrupted connecting to " + connectString, e);
+        }
+        return client;
+    }
+
+    @Override
+    public LockBackend create(String connection) {
+        CuratorFramework client = client(connection, 2);
+        ZooKeeperLockBackend backend = ZooKeeperLockBackend.builder(client).build();
+        CLIENTS.put(backend, client);
+        return backend;
+    }
+
+    @Override
+    public void dispose(LockBackend backend) {
+        backend.close();
+        CuratorFramework client = CLIENTS.remove(backend);
+        if (client != null) {
+            client.close();
+        }
+    }
+}

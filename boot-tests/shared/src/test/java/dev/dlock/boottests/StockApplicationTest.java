@@ -126,7 +126,7 @@ class StockApplicationTest {
     @Test
     void endpointHealthAndScrapeOnThisBootLine() throws Exception {
         try (Held held = Held.hold(stock, "sku-held")) {
-            // The lease (600ms) is renewed by the watchdog while the method runs.
+            // The lease (2s) is renewed by the watchdog while the method runs.
             awaitTrue(() -> lockManager.heldLocks().stream().anyMatch(lock -> lock.renewals() >= 2));
             HttpResponse<String> endpoint = get("/actuator/dlock");
             assertThat(endpoint.statusCode()).isEqualTo(200);

@@ -34,7 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * keys. Runs with the redis-server the harness finds (PATH or embedded-redis 6.2, both built with TLS).
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(classes = StockApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE)
+// A long lease: this test is about the connection, and a TLS handshake on a busy machine may outlast a short one.
+@SpringBootTest(classes = StockApplication.class, webEnvironment = SpringBootTest.WebEnvironment.NONE,
+        properties = "dlock.lease-time=30s")
 class TlsApplicationTest {
 
     private static final Path DIRECTORY = tempDirectory();

@@ -10,8 +10,6 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.JedisCluster;
-import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -41,18 +39,13 @@ final class ClusterNodes {
     }
 
     /** The nodes of {@code client} when it is a cluster client (RedisClusterClient, JedisCluster); null otherwise. */
-    @SuppressWarnings("deprecation")
     static ClusterNodes of(UnifiedJedis client) {
-        return client instanceof RedisClusterClient || client instanceof JedisCluster ? new ClusterNodes(client) : null;
+        return JedisGeneration.isClusterClient(client) ? new ClusterNodes(client) : null;
     }
 
     /** The connection pool of every node the client knows, by "host:port"; a fresh copy. */
-    @SuppressWarnings("deprecation")
     Map<String, ConnectionPool> pools() {
-        if (client instanceof RedisClusterClient clusterClient) {
-            return clusterClient.getClusterNodes();
-        }
-        return ((JedisCluster) client).getClusterNodes();
+        return JedisGeneration.clusterNodes(client);
     }
 
     /** True when the client's slot cache can be read, so that keys can be grouped by the node owning them. */

@@ -25,9 +25,7 @@ import dev.dlock.core.StoreNode;
 
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Pipeline;
-import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -185,15 +183,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    @SuppressWarnings({"deprecation", "resource"})
+    @SuppressWarnings("resource")
     private Pipeline singleConnectionPipeline(String key) {
-        if (client instanceof RedisClusterClient clusterClient) {
-            return new Pipeline(clusterClient.getConnectionFromSlot(keys.slot(key)), true);
+        if (clusterNodes != null) {
+            return new Pipeline(JedisGeneration.connectionFromSlot(client, keys.slot(key)), true);
         }
-        if (client instanceof JedisCluster clusterClient) {
-            return new Pipeline(clusterClient.getConnectionFromSlot(keys.slot(key)), true);
-        }
-        AbstractPipeline pipeline = client.pipelined();
+        AbstractPipeline pipeline = JedisGeneration.pipelined(client);
         if (pipeline instanceof Pipeline single) {
             return single;
         }
@@ -517,6 +512,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
         /** Creates the backend; it opens no connection until the first call or subscription. */
         public RedisLockBackend build() {
+            JedisGeneration.requireSupported();
             return new RedisLockBackend(this);
         }
     }

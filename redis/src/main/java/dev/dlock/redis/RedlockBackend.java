@@ -810,6 +810,7 @@ public final class RedlockBackend implements LockBackend {
 
         /** Creates the backend; it opens no connection until the first call or subscription. */
         public RedlockBackend build() {
+            JedisGeneration.requireSupported();
             return new RedlockBackend(this);
         }
     }

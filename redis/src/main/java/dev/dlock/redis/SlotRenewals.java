@@ -63,7 +63,7 @@ final class SlotRenewals {
             all.add(i);
         }
         if (nodes == null) {
-            runPipelined(client::pipelined, batches, all, replies);
+            runPipelined(() -> JedisGeneration.pipelined(client), batches, all, replies);
         } else if (!nodes.knowsSlotOwners()) {
             all.forEach(i -> replies.set(i, runRouted(batches.get(i))));
         } else {

@@ -21,7 +21,10 @@ import org.springframework.context.annotation.Bean;
         after = DistributedLockAutoConfiguration.class,
         afterName = {
                 "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+                // Spring Boot 3.5 names of the same auto-configurations
+                "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+                "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, LockManager.class})
 @ConditionalOnBean({MeterRegistry.class, LockManager.class})
 @ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".metrics.enabled", matchIfMissing = true)

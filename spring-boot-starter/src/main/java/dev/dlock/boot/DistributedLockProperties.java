@@ -249,6 +249,9 @@ public class DistributedLockProperties {
         /** Whether to use TLS (a rediss:// URL turns it on too). */
         private boolean ssl;
 
+        /** Name of the SSL bundle (spring.ssl.bundle.*) for TLS: trust material and client certificate; turns TLS on. */
+        private String sslBundle;
+
         /** Prepended to every Redis key and channel (default dlock:); must not contain braces (they would break the hash tag). */
         private String keyPrefix;
 
@@ -314,6 +317,16 @@ public class DistributedLockProperties {
         /** Switches TLS on or off. */
         public void setSsl(boolean ssl) {
             this.ssl = ssl;
+        }
+
+        /** The SSL bundle's name, or null. */
+        public String getSslBundle() {
+            return sslBundle;
+        }
+
+        /** Sets the SSL bundle's name. */
+        public void setSslBundle(String sslBundle) {
+            this.sslBundle = sslBundle;
         }
 
         /** The Sentinel settings. */

@@ -6,12 +6,13 @@ import org.springframework.boot.context.properties.bind.Binder;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
-import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.RedisSentinelClient;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.JedisSentineled;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
+import javax.net.ssl.SSLSocketFactory;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -20,6 +21,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * Where the auto-configured Redis client connects, resolved from {@code dlock.redis.*} or, when
@@ -27,16 +30,19 @@ import java.util.Set;
  * Spring Data Redis need not be on the classpath). Owns the connection rules (URL schemes,
  * host:port nodes, one connection mode) and names the property that breaks one.
  *
- * @param source           the property prefix the settings came from, for messages
+ * @param source           the property prefix (or the connection details bean) the settings came from, for messages
  * @param nodes            the server (standalone), the sentinels, or the cluster seed nodes
  * @param sentinelMaster   the master's name in Sentinel mode, otherwise null
  * @param connectTimeout   null for the client's default
  * @param readTimeout      null for the client's default
+ * @param sslBundle        the property naming the SSL bundle and the bundle's name ({@code property=name}), or null
+ * @param sslSocketFactory the TLS socket factory from Boot's connection details, or null
  */
 record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes, String sentinelMaster,
                                String username, String password, int database, boolean ssl,
                                Duration connectTimeout, Duration readTimeout,
-                               String sentinelUsername, String sentinelPassword) {
+                               String sentinelUsername, String sentinelPassword,
+                               String sslBundle, SSLSocketFactory sslSocketFactory) {
 
     /** How the client reaches Redis. */
     enum Mode { STANDALONE, SENTINEL, CLUSTER }
@@ -46,10 +52,30 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     private static final String DEFAULT_HOST = "localhost";
     private static final int DEFAULT_PORT = 6379;
 
-    /** Resolves the settings: {@code dlock.redis.*} when configured, otherwise {@code spring.data.redis.*}. */
-    static RedisConnectionSettings resolve(DistributedLockProperties.Redis dlock, Binder binder) {
+    /**
+     * Resolves the settings, first match wins: {@code dlock.redis.*} when it names a server, else the
+     * application's Redis connection details ({@code connectionDetails} gets the connect and read
+     * timeouts and answers null when there are none), else {@code spring.data.redis.*}. Credentials and
+     * the SSL bundle set under {@code dlock.redis.*} apply to the connection details too.
+     */
+    static RedisConnectionSettings resolve(DistributedLockProperties.Redis dlock, Binder binder,
+                                           BiFunction<Duration, Duration, RedisConnectionSettings> connectionDetails) {
         Checked checked = Checked.of(dlock);
-        return checked.isConfigured() ? fromDlock(dlock, checked) : fromSpringData(binder, dlock);
+        if (checked.isConfigured()) {
+            return fromDlock(dlock, checked);
+        }
+        Duration readTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "timeout");
+        Duration connectTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "connect-timeout");
+        RedisConnectionSettings details = connectionDetails.apply(connectTimeout, readTimeout);
+        if (details == null) {
+            return fromSpringData(binder, dlock);
+        }
+        String sslBundle = dlockBundle(dlock);
+        return new RedisConnectionSettings(details.source, details.mode, details.nodes, details.sentinelMaster,
+                firstNonNull(dlock.getUsername(), details.username), firstNonNull(dlock.getPassword(), details.password),
+                details.database, details.ssl || dlock.isSsl() || sslBundle != null, connectTimeout, readTimeout,
+                details.sentinelUsername, details.sentinelPassword, sslBundle,
+                sslBundle != null ? null : details.sslSocketFactory);
     }
 
     private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis, Checked checked) {
@@ -57,22 +83,26 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         if (sentinel.getMaster() != null) {
             return new RedisConnectionSettings(DLOCK_REDIS, Mode.SENTINEL, hostsAndPorts(checked.sentinelNodes()),
                     sentinel.getMaster(), redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
-                    redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword());
+                    redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword(), dlockBundle(redis), null);
         }
         if (!checked.clusterNodes().isEmpty()) {
             return new RedisConnectionSettings(DLOCK_REDIS, Mode.CLUSTER, hostsAndPorts(checked.clusterNodes()),
                     null, redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
-                    redis.getTimeout(), redis.getTimeout(), null, null);
+                    redis.getTimeout(), redis.getTimeout(), null, null, dlockBundle(redis), null);
         }
         return standalone(DLOCK_REDIS, URI.create(checked.url()), redis.getUsername(), redis.getPassword(), redis.isSsl(),
-                redis.getTimeout(), redis.getTimeout());
+                redis.getTimeout(), redis.getTimeout(), dlockBundle(redis));
     }
 
     /** Boot's own precedence: sentinel, then cluster, then url, then host and port. */
     private static RedisConnectionSettings fromSpringData(Binder binder, DistributedLockProperties.Redis dlock) {
         String username = firstNonNull(dlock.getUsername(), string(binder, "username"));
         String password = firstNonNull(dlock.getPassword(), string(binder, "password"));
-        boolean ssl = dlock.isSsl() || binder.bind(SPRING_DATA_REDIS + ".ssl.enabled", Boolean.class).orElse(false);
+        String bundle = string(binder, "ssl.bundle");
+        String sslBundle = dlockBundle(dlock) != null ? dlockBundle(dlock)
+                : bundle != null && !bundle.isBlank() ? SPRING_DATA_REDIS + ".ssl.bundle=" + bundle.trim() : null;
+        boolean ssl = dlock.isSsl() || sslBundle != null
+                || binder.bind(SPRING_DATA_REDIS + ".ssl.enabled", Boolean.class).orElse(false);
         Duration readTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "timeout");
         Duration connectTimeout = dlock.getTimeout() != null ? dlock.getTimeout() : duration(binder, "connect-timeout");
         int database = binder.bind(SPRING_DATA_REDIS + ".database", Integer.class).orElse(0);
@@ -82,43 +112,46 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             List<String> sentinels = nodes(binder, "sentinel.nodes");
             return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.SENTINEL, hostsAndPorts(sentinels), master,
                     username, password, database, ssl, connectTimeout, readTimeout,
-                    string(binder, "sentinel.username"), string(binder, "sentinel.password"));
+                    string(binder, "sentinel.username"), string(binder, "sentinel.password"), sslBundle, null);
         }
         List<String> clusterNodes = nodes(binder, "cluster.nodes");
         if (!clusterNodes.isEmpty()) {
             return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.CLUSTER, hostsAndPorts(clusterNodes), null,
-                    username, password, 0, ssl, connectTimeout, readTimeout, null, null);
+                    username, password, 0, ssl, connectTimeout, readTimeout, null, null, sslBundle, null);
         }
         String url = validUrl(SPRING_DATA_REDIS + ".url", string(binder, "url"));
         if (url != null) {
-            return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout);
+            return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout,
+                    sslBundle);
         }
         String host = firstNonNull(string(binder, "host"), DEFAULT_HOST);
         int port = binder.bind(SPRING_DATA_REDIS + ".port", Integer.class).orElse(DEFAULT_PORT);
         return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.STANDALONE, List.of(new HostAndPort(host, port)), null,
-                username, password, database, ssl, connectTimeout, readTimeout, null, null);
+                username, password, database, ssl, connectTimeout, readTimeout, null, null, sslBundle, null);
     }
 
     /** A standalone server from a URL; user, password and database in the URL take precedence. */
     private static RedisConnectionSettings standalone(String source, URI uri, String username, String password, boolean ssl,
-                                                      Duration connectTimeout, Duration readTimeout) {
+                                                      Duration connectTimeout, Duration readTimeout, String sslBundle) {
         return new RedisConnectionSettings(source, Mode.STANDALONE, List.of(JedisURIHelper.getHostAndPort(uri)), null,
                 firstNonNull(JedisURIHelper.getUser(uri), username),
                 firstNonNull(JedisURIHelper.getPassword(uri), password),
-                JedisURIHelper.getDBIndex(uri), ssl || JedisURIHelper.isRedisSSLScheme(uri),
-                connectTimeout, readTimeout, null, null);
+                JedisURIHelper.getDBIndex(uri), ssl || sslBundle != null || JedisURIHelper.isRedisSSLScheme(uri),
+                connectTimeout, readTimeout, null, null, sslBundle, null);
     }
 
     /**
      * One standalone client per master of {@code dlock.redis.redlock.nodes}; credentials in a URL win
      * over the shared ones. How many masters Redlock needs is the Redlock builder's rule.
      */
-    static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis) {
+    static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis,
+                                               Function<String, SSLSocketFactory> sslBundles) {
         Checked checked = Checked.of(redis);
         List<UnifiedJedis> clients = new ArrayList<>();
         for (String node : checked.redlockNodes()) {
             clients.add(standalone(DLOCK_REDIS + ".redlock", URI.create(node), redis.getUsername(),
-                    redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout()).createClient());
+                    redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout(), dlockBundle(redis))
+                    .createClient(sslBundles));
         }
         return new RedlockClients(clients);
     }
@@ -225,28 +258,34 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         return valid;
     }
 
-    /** Creates the client these settings describe; the caller owns (and closes) it. */
-    UnifiedJedis createClient() {
-        JedisClientConfig config = clientConfig(username, password, database);
+    /**
+     * Creates the client these settings describe; the caller owns (and closes) it. {@code sslBundles}
+     * turns an SSL bundle reference ({@code property=name}) into a socket factory, failing naming the property.
+     * The clients are the ones Jedis 6 and Jedis 7 both have, so one code path serves both Boot lines.
+     */
+    @SuppressWarnings("deprecation")
+    UnifiedJedis createClient(Function<String, SSLSocketFactory> sslBundles) {
+        SSLSocketFactory socketFactory = sslSocketFactory != null ? sslSocketFactory
+                : sslBundle != null ? sslBundles.apply(sslBundle) : null;
+        JedisClientConfig config = clientConfig(username, password, database, socketFactory);
         Set<HostAndPort> nodeSet = new LinkedHashSet<>(nodes);
         return switch (mode) {
-            case STANDALONE -> RedisClient.builder().hostAndPort(nodes.get(0)).clientConfig(config).build();
-            case SENTINEL -> RedisSentinelClient.builder()
-                    .masterName(sentinelMaster)
-                    .sentinels(nodeSet)
-                    .clientConfig(config)
-                    .sentinelClientConfig(clientConfig(sentinelUsername, sentinelPassword, 0))
-                    .build();
-            case CLUSTER -> RedisClusterClient.builder().nodes(nodeSet).clientConfig(config).build();
+            case STANDALONE -> new JedisPooled(nodes.get(0), config);
+            case SENTINEL -> new JedisSentineled(sentinelMaster, config, nodeSet,
+                    clientConfig(sentinelUsername, sentinelPassword, 0, socketFactory));
+            case CLUSTER -> new JedisCluster(nodeSet, config);
         };
     }
 
-    private JedisClientConfig clientConfig(String user, String secret, int db) {
+    private JedisClientConfig clientConfig(String user, String secret, int db, SSLSocketFactory socketFactory) {
         DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .user(user)
                 .password(secret)
                 .database(db)
-                .ssl(ssl);
+                .ssl(ssl || socketFactory != null);
+        if (socketFactory != null) {
+            config.sslSocketFactory(socketFactory);
+        }
         if (connectTimeout != null) {
             config.connectionTimeoutMillis(Math.toIntExact(connectTimeout.toMillis()));
         }
@@ -256,12 +295,20 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         return config.build();
     }
 
+    /** {@code dlock.redis.ssl-bundle=name} when that property is set, otherwise null. */
+    private static String dlockBundle(DistributedLockProperties.Redis redis) {
+        String bundle = redis.getSslBundle();
+        return bundle == null || bundle.isBlank() ? null : DLOCK_REDIS + ".ssl-bundle=" + bundle.trim();
+    }
+
     /** Describes the target without credentials, for logs. */
     String describe() {
         return mode.name().toLowerCase(Locale.ROOT) + " " + nodes
                 + (sentinelMaster != null ? " master '" + sentinelMaster + "'" : "")
                 + (mode == Mode.STANDALONE ? " database " + database : "")
-                + (ssl ? " (TLS)" : "") + ", from " + source + ".*";
+                + (ssl || sslSocketFactory != null ? " (TLS)" : "")
+                + (sslBundle != null ? " with SSL bundle " + sslBundle.substring(sslBundle.indexOf('=') + 1) : "")
+                + ", from " + (source.startsWith(DLOCK_REDIS) || source.startsWith(SPRING_DATA_REDIS) ? source + ".*" : source);
     }
 
     @Override

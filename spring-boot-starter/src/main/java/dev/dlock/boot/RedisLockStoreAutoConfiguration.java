@@ -5,28 +5,36 @@ import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.redis.RedlockBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.dlock.redis.JedisGeneration;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 import redis.clients.jedis.UnifiedJedis;
 
+import javax.net.ssl.SSLSocketFactory;
 import java.util.function.Function;
 
 import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 
 /**
- * The Redis lock store for {@code dlock.store=redis} (the default): a Jedis client from
- * {@code dlock.redis.*} or {@code spring.data.redis.*} (unless the application has its own
- * {@link UnifiedJedis}), and the Redis store over it — or the Redlock store when
- * {@code dlock.redis.redlock.nodes} is set. Runs before the store-neutral
+ * The Redis lock store for {@code dlock.store=redis} (the default), and the Jedis client it locks with.
+ * Where that client comes from, first match wins: the application's {@link UnifiedJedis} bean marked
+ * {@link DlockRedisClient @DlockRedisClient} or named {@value DlockRedisClient#BEAN_NAME}; else
+ * {@code dlock.redis.*}; else the application's Redis connection details bean (Testcontainers,
+ * Docker Compose...); else {@code spring.data.redis.*}. Other {@code UnifiedJedis} beans are not used.
+ * With {@code dlock.redis.redlock.nodes} set, the Redlock store runs over its own masters instead. Runs before the store-neutral
  * {@link DistributedLockAutoConfiguration}, which builds the lock manager over whatever store is there.
  */
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class)
@@ -42,9 +50,10 @@ public class RedisLockStoreAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean({LockBackend.class, RedlockClients.class})
     @Conditional(RedlockCondition.class)
-    public RedlockClients dlockRedlockClients(DistributedLockProperties properties) {
+    public RedlockClients dlockRedlockClients(DistributedLockProperties properties, ObjectProvider<SslBundles> sslBundles) {
         log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
-        return RedisConnectionSettings.createRedlockClients(properties.getRedis());
+        JedisGeneration.requireSupported();
+        return RedisConnectionSettings.createRedlockClients(properties.getRedis(), sslSocketFactories(sslBundles));
     }
 
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
@@ -58,25 +67,55 @@ public class RedisLockStoreAutoConfiguration {
         return builder.build();
     }
 
-    /** A Jedis client from {@code dlock.redis.*} or {@code spring.data.redis.*}; closed with the context. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(UnifiedJedis.class)
+    /**
+     * dlock's Jedis client, from {@code dlock.redis.*}, the application's Redis connection details or
+     * {@code spring.data.redis.*}, unless the application defines its own dlock client; closed with the context.
+     */
+    @Bean(name = DlockRedisClient.BEAN_NAME, destroyMethod = "close")
+    @DlockRedisClient
+    @ConditionalOnMissingBean(name = DlockRedisClient.BEAN_NAME, annotation = DlockRedisClient.class)
     @Conditional(RedlockCondition.Not.class)
-    public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment) {
-        RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment));
+    public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment,
+                                         ListableBeanFactory beans, ObjectProvider<SslBundles> sslBundles) {
+        JedisGeneration.requireSupported();
+        boolean detailsPresent = ClassUtils.isPresent(RedisConnectionDetailsReader.DETAILS_CLASS,
+                RedisLockStoreAutoConfiguration.class.getClassLoader());
+        RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment),
+                (connectTimeout, readTimeout) -> detailsPresent
+                        ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
         log.info("dlock connects to Redis {}", settings.describe());
-        return settings.createClient();
+        return settings.createClient(sslSocketFactories(sslBundles));
     }
 
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.Not.class)
-    public RedisLockBackend dlockLockBackend(UnifiedJedis redis, DistributedLockProperties properties) {
+    public RedisLockBackend dlockLockBackend(@DlockRedisClient UnifiedJedis redis, DistributedLockProperties properties) {
         RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
         applyKeyPrefix(properties, builder::keyPrefix);
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         return builder.build();
+    }
+
+    /** Turns {@code property=bundleName} into the bundle's socket factory, failing naming the property. */
+    private static Function<String, SSLSocketFactory> sslSocketFactories(ObjectProvider<SslBundles> sslBundles) {
+        return reference -> {
+            String property = reference.substring(0, reference.indexOf('='));
+            String name = reference.substring(reference.indexOf('=') + 1);
+            SslBundles bundles = sslBundles.getIfAvailable();
+            if (bundles == null) {
+                throw new IllegalStateException(property + " names SSL bundle '" + name
+                        + "', but the application has no SslBundles (Spring Boot's SSL auto-configuration)");
+            }
+            try {
+                return bundles.getBundle(name).createSslContext().getSocketFactory();
+            } catch (RuntimeException e) {
+                // The cause may quote key store details; the message names the property and bundle only.
+                throw new IllegalStateException(property + " names SSL bundle '" + name + "', which cannot be used: "
+                        + e.getClass().getSimpleName(), e);
+            }
+        };
     }
 
     /**

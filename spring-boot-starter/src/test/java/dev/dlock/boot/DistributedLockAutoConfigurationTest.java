@@ -35,6 +35,8 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConf
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
@@ -273,15 +275,59 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
-    void applicationUnifiedJedisWinsAndIsNotClosed() {
+    void applicationClientNamedDlockRedisClientWinsAndIsNotClosed() {
         try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
             runner.withPropertyValues("dlock.redis.url=redis://127.0.0.1:1")
-                    .withBean("ownRedis", UnifiedJedis.class, () -> own, definition -> definition.setDestroyMethodName(""))
+                    .withBean(DlockRedisClient.BEAN_NAME, UnifiedJedis.class, () -> own,
+                            definition -> definition.setDestroyMethodName(""))
                     .run(context -> {
-                        assertThat(context).hasSingleBean(UnifiedJedis.class).hasBean("ownRedis");
+                        assertThat(context).hasSingleBean(UnifiedJedis.class);
+                        assertThat(context.getBean(DlockRedisClient.BEAN_NAME)).isSameAs(own);
                         lockOnce(context.getBean(LockManager.class), "own-client");
                     });
             assertThat(own.ping()).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void applicationClientMarkedDlockRedisClientWins() {
+        runner.withPropertyValues("dlock.redis.url=redis://127.0.0.1:1")
+                .withUserConfiguration(MarkedClientConfiguration.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed().hasSingleBean(UnifiedJedis.class).hasBean("locksClient")
+                            .doesNotHaveBean(DlockRedisClient.BEAN_NAME);
+                    lockOnce(context.getBean(LockManager.class), "marked-client");
+                });
+    }
+
+    /** The application's own client for dlock, marked with the qualifier under a name of its choosing. */
+    @Configuration(proxyBeanMethods = false)
+    static class MarkedClientConfiguration {
+        @Bean(destroyMethod = "close")
+        @DlockRedisClient
+        UnifiedJedis locksClient() {
+            return RedisClient.create(redis.host(), redis.port());
+        }
+    }
+
+    /** An application's cache client is not taken as the lock store: dlock locks where its own settings point. */
+    @Test
+    void otherApplicationClientIsNotUsedForLocks() {
+        try (RedisServerProcess cacheRedis = RedisServerProcess.start();
+             RedisClient cache = RedisClient.create(cacheRedis.host(), cacheRedis.port())) {
+            runner.withPropertyValues(url())
+                    .withBean("cacheRedis", UnifiedJedis.class, () -> cache, definition -> definition.setDestroyMethodName(""))
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBean(DlockRedisClient.BEAN_NAME)).isNotSameAs(cache);
+                        LockManager locks = context.getBean(LockManager.class);
+                        try (LockHandle lock = locks.acquire("cache-neighbour", Duration.ZERO)) {
+                            try (Jedis lockStore = redis.admin(); Jedis cacheStore = cacheRedis.admin()) {
+                                assertThat(lockStore.exists("dlock:{cache-neighbour}")).as("locked in dlock's Redis").isTrue();
+                                assertThat(cacheStore.dbSize()).as("nothing written to the cache's Redis").isZero();
+                            }
+                        }
+                    });
         }
     }
 
@@ -296,7 +342,7 @@ class DistributedLockAutoConfigurationTest {
     void backsOffForTheApplicationsLockManager() {
         try (RedisClient own = RedisClient.create(redis.host(), redis.port());
              LockManager ownManager = LockManager.builder(RedisLockBackend.builder(own).build()).build()) {
-            runner.withBean("ownManager", LockManager.class, () -> ownManager, definition -> definition.setDestroyMethodName(""))
+            runner.withPropertyValues(url()).withBean("ownManager", LockManager.class, () -> ownManager, definition -> definition.setDestroyMethodName(""))
                     .withBean(UnifiedJedis.class, () -> own, definition -> definition.setDestroyMethodName(""))
                     .run(context -> {
                         assertThat(context).hasSingleBean(LockManager.class).hasBean("ownManager");

@@ -3,8 +3,6 @@ package dev.dlock.testkit.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.net.ConnectException;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -161,9 +159,8 @@ class RespProxyTest {
             proxy.cutConnections();
             assertThatThrownBy(client::ping).isInstanceOf(JedisConnectionException.class);
         }
-        assertThatThrownBy(() -> new Socket(proxy.host(), proxy.port()).close()).as("the port no longer listens")
-                .isInstanceOf(ConnectException.class);
-        assertThatThrownBy(this::pingNewClient).isInstanceOf(JedisConnectionException.class);
+        // A raw connect is not asserted: on a busy machine another process may be given the freed port.
+        assertThatThrownBy(this::pingNewClient).as("a new client while cut").isInstanceOf(JedisConnectionException.class);
         proxy.acceptConnections();
         try (Jedis client = client()) {
             assertThat(client.ping()).isEqualTo("PONG");

@@ -439,6 +439,8 @@ public class DistributedLockProperties {
     public enum Store {
         /** Redis: standalone, Sentinel, Cluster or Redlock, from {@code dlock.redis.*} or {@code spring.data.redis.*}. */
         REDIS,
+        /** ZooKeeper through Curator, from {@code dlock.zookeeper.*} or the application's {@code CuratorFramework}. */
+        ZOOKEEPER,
         /** In this JVM's memory: locks exclude threads of this application instance only, never other instances. */
         IN_MEMORY
     }

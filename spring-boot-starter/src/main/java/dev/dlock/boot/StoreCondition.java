@@ -29,6 +29,13 @@ abstract class StoreCondition implements Condition {
         }
     }
 
+    /** {@code dlock.store=zookeeper}. */
+    static class ZooKeeper extends StoreCondition {
+        ZooKeeper() {
+            super(DistributedLockProperties.Store.ZOOKEEPER);
+        }
+    }
+
     /** {@code dlock.store=in-memory}. */
     static class InMemory extends StoreCondition {
         InMemory() {

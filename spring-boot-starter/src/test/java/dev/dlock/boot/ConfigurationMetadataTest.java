@@ -2,6 +2,7 @@ package dev.dlock.boot;
 
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.BeanUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
@@ -18,15 +19,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The defaults an IDE shows (the jar's configuration metadata) are the values dlock uses when a property is not set. */
 class ConfigurationMetadataTest {
 
+    /** The stores' properties classes, by prefix. */
+    private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class);
+
     @Test
     void everyDefaultOfDlockIsInTheMetadataAndBindsToTheSameValue() throws Exception {
         List<Map<String, Object>> properties = dlockProperties();
         assertThat(properties).as("dlock properties in the metadata").isNotEmpty();
-        BeanWrapperImpl defaults = new BeanWrapperImpl(new DistributedLockProperties());
         SoftAssertions softly = new SoftAssertions();
         for (Map<String, Object> property : properties) {
             String name = (String) property.get("name");
-            String path = beanPath(name);
+            // A store's own settings bind to a properties class of their own.
+            String prefix = STORE_PROPERTIES.keySet().stream().filter(p -> name.startsWith(p + ".")).findFirst()
+                    .orElse(DistributedLockProperties.PREFIX);
+            Class<?> type = STORE_PROPERTIES.getOrDefault(prefix, DistributedLockProperties.class);
+            BeanWrapperImpl defaults = new BeanWrapperImpl(BeanUtils.instantiateClass(type));
+            String path = beanPath(prefix, name);
             Object actual = defaults.getPropertyValue(path);
             if (actual == null || actual instanceof Collection<?> collection && collection.isEmpty()) {
                 continue; // no default of dlock's own: the client's (timeout) or nothing (url, nodes)
@@ -34,8 +42,8 @@ class ConfigurationMetadataTest {
             Object documented = property.get("defaultValue");
             softly.assertThat(documented).as("defaultValue of %s in the metadata (dlock uses %s)", name, actual).isNotNull();
             if (documented != null) {
-                DistributedLockProperties bound = new Binder(new MapConfigurationPropertySource(Map.of(name, String.valueOf(documented))))
-                        .bindOrCreate(DistributedLockProperties.PREFIX, DistributedLockProperties.class);
+                Object bound = new Binder(new MapConfigurationPropertySource(Map.of(name, String.valueOf(documented))))
+                        .bindOrCreate(prefix, type);
                 softly.assertThat(new BeanWrapperImpl(bound).getPropertyValue(path))
                         .as("%s bound from the documented default '%s'", name, documented).isEqualTo(actual);
             }
@@ -52,9 +60,9 @@ class ConfigurationMetadataTest {
         return all.stream().filter(p -> ((String) p.get("name")).startsWith(DistributedLockProperties.PREFIX + ".")).toList();
     }
 
-    /** {@code dlock.watchdog.batch-size} to {@code watchdog.batchSize}. */
-    private static String beanPath(String name) {
-        String relative = name.substring(DistributedLockProperties.PREFIX.length() + 1);
+    /** {@code dlock.watchdog.batch-size} under {@code dlock} to {@code watchdog.batchSize}. */
+    private static String beanPath(String prefix, String name) {
+        String relative = name.substring(prefix.length() + 1);
         StringBuilder path = new StringBuilder();
         boolean upper = false;
         for (char c : relative.toCharArray()) {

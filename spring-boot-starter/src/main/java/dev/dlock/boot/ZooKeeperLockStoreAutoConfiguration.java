@@ -1,0 +1,71 @@
+package dev.dlock.boot;
+
+import static dev.dlock.boot.BuilderProperty.set;
+
+import java.time.Duration;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.zookeeper.ZooKeeperLockBackend;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+
+/**
+ * The ZooKeeper lock store for {@code dlock.store=zookeeper}: over the application's
+ * {@link CuratorFramework} when it has one, otherwise over a client of its own from
+ * {@code dlock.zookeeper.*}. Runs before the store-neutral {@link DistributedLockAutoConfiguration}.
+ */
+@AutoConfiguration(before = DistributedLockAutoConfiguration.class)
+@ConditionalOnClass({ZooKeeperLockBackend.class, CuratorFramework.class})
+@ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".enabled", matchIfMissing = true)
+@Conditional(StoreCondition.ZooKeeper.class)
+@EnableConfigurationProperties(ZooKeeperStoreProperties.class)
+public class ZooKeeperLockStoreAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStoreAutoConfiguration.class);
+
+    /** A Curator client from {@code dlock.zookeeper.*}, started here and closed with the context. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(CuratorFramework.class)
+    public CuratorFramework dlockCuratorFramework(ZooKeeperStoreProperties properties) {
+        String connectString = properties.getConnectString();
+        if (connectString == null || connectString.isBlank()) {
+            throw new IllegalStateException(ZooKeeperStoreProperties.PREFIX + ".connect-string is not set: dlock.store=zookeeper "
+                    + "needs the ensemble (host:port[,host:port...]) or a CuratorFramework bean");
+        }
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(positiveMillis(ZooKeeperStoreProperties.PREFIX + ".session-timeout", properties.getSessionTimeout()))
+                .connectionTimeoutMs(positiveMillis(ZooKeeperStoreProperties.PREFIX + ".connection-timeout", properties.getConnectionTimeout()))
+                .retryPolicy(new ExponentialBackoffRetry(100, 5))
+                .build();
+        client.start();
+        log.info("dlock connects to ZooKeeper {}", connectString);
+        return client;
+    }
+
+    /** The ZooKeeper lock store over the application's (or the auto-configured) client; the client is not closed by it. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockBackend.class)
+    public ZooKeeperLockBackend dlockZooKeeperLockBackend(CuratorFramework client, ZooKeeperStoreProperties properties) {
+        ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder(client);
+        set(ZooKeeperStoreProperties.PREFIX + ".base-path", () -> builder.basePath(properties.getBasePath()));
+        return builder.build();
+    }
+
+    private static int positiveMillis(String property, Duration duration) {
+        if (duration == null || duration.isNegative() || duration.isZero() || duration.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(property + " must be a positive duration, was " + duration);
+        }
+        return (int) duration.toMillis();
+    }
+}

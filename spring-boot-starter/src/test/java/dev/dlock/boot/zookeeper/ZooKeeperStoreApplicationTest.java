@@ -1,0 +1,144 @@
+package dev.dlock.boot.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.boot.DistributedLockAutoConfiguration;
+import dev.dlock.boot.RedisLockStoreAutoConfiguration;
+import dev.dlock.boot.ZooKeeperLockStoreAutoConfiguration;
+import dev.dlock.core.LockBackend;
+import dev.dlock.testkit.OverlapDetector;
+import dev.dlock.zookeeper.ZooKeeperLockBackend;
+import redis.clients.jedis.UnifiedJedis;
+
+/**
+ * {@code dlock.store=zookeeper} in a Boot application, on an in-process ZooKeeper: annotated methods
+ * lock in ZooKeeper (an overlap detector under 8 threads), an application's own Curator client is
+ * reused, and a missing ensemble fails the start naming the property. No Redis is configured or contacted.
+ */
+class ZooKeeperStoreApplicationTest {
+
+    private static TestingServer zookeeper;
+
+    /** Counts under a lock, with an overlap detector inside. */
+    public static class Counter {
+        private final OverlapDetector detector = new OverlapDetector();
+
+        public OverlapDetector detector() {
+            return detector;
+        }
+
+        @DistributedLock(name = "counter", key = "#key", waitTime = "20s")
+        public void increment(String key) {
+            detector.enter();
+            try {
+                detector.incrementUnsafely();
+            } finally {
+                detector.exit();
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CounterApplication {
+        @Bean
+        Counter counter() {
+            return new Counter();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCurator {
+        @Bean(destroyMethod = "close")
+        CuratorFramework applicationCurator() {
+            CuratorFramework client = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
+            client.start();
+            return client;
+        }
+    }
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, RedisLockStoreAutoConfiguration.class,
+                    ZooKeeperLockStoreAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+            .withUserConfiguration(CounterApplication.class)
+            .withPropertyValues("dlock.store=zookeeper", "dlock.redis.url=redis://127.0.0.1:1");
+
+    @BeforeAll
+    static void startZooKeeper() throws Exception {
+        zookeeper = new TestingServer(true);
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws Exception {
+        zookeeper.close();
+    }
+
+    @Test
+    void annotatedMethodsLockInZooKeeper() {
+        runner.withPropertyValues("dlock.zookeeper.connect-string=" + zookeeper.getConnectString(),
+                "dlock.zookeeper.base-path=/apps/shop/locks").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(LockBackend.class)).isInstanceOf(ZooKeeperLockBackend.class);
+            assertThat(context).doesNotHaveBean(UnifiedJedis.class);
+            Counter counter = context.getBean(Counter.class);
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<?>> calls = new ArrayList<>();
+                for (int i = 0; i < 200; i++) {
+                    calls.add(threads.submit(() -> counter.increment("hot")));
+                }
+                for (Future<?> call : calls) {
+                    call.get(60, TimeUnit.SECONDS);
+                }
+            } finally {
+                threads.shutdown();
+            }
+            assertThat(counter.detector().overlaps()).as("critical sections that overlapped").isZero();
+            assertThat(counter.detector().counter()).isEqualTo(200);
+            assertThat(context.getBean(CuratorFramework.class).checkExists().forPath("/apps/shop/locks"))
+                    .as("the lock nodes live under the base path").isNotNull();
+        });
+    }
+
+    @Test
+    void theApplicationsCuratorClientIsReused() {
+        runner.withUserConfiguration(OwnCurator.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBeansOfType(CuratorFramework.class)).containsOnlyKeys("applicationCurator");
+            context.getBean(Counter.class).increment("once");
+            assertThat(context.getBean(Counter.class).detector().counter()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void withoutAnEnsembleTheStartFailsNamingTheProperty() {
+        runner.run(context -> {
+            assertThat(context).hasFailed();
+            Throwable root = context.getStartupFailure();
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            assertThat(root).hasMessageContaining("dlock.zookeeper.connect-string is not set");
+        });
+    }
+}

@@ -51,6 +51,8 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
     private Connection connection;
     private final Set<String> listened = new HashSet<>();
     private boolean connectedBefore;
+    /** True from a completed connect (channels listened) until the connection is given up. */
+    private boolean live;
     private long lastHealthCheck;
 
     PgReleaseNotices(DataSource dataSource, Function<String, String> channelOf, int networkTimeoutMillis) {
@@ -155,6 +157,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
             listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::notifyReleased));
         }
         connectedBefore = true;
+        live = true;
     }
 
     /** LISTENs to every channel someone waits on, UNLISTENs the others, and marks the listeners active. */
@@ -209,10 +212,11 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
     private void disconnect() {
         listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::deactivate));
         listened.clear();
+        if (live && !closed) {
+            listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::notifyReleased));
+        }
+        live = false;
         if (connection != null) {
-            if (!closed) {
-                listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::notifyReleased));
-            }
             try {
                 connection.close();
             } catch (SQLException | RuntimeException e) {

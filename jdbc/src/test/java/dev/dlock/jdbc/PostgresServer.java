@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * as root it runs as the {@code postgres} user (PostgreSQL refuses root). Loads pg_stat_statements,
  * so tests can count the statements the server ran.
  */
-final class PostgresServer implements AutoCloseable {
+public final class PostgresServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(PostgresServer.class);
     private static final String ARCHIVE = "postgres-linux-x86_64.txz";
@@ -51,7 +51,7 @@ final class PostgresServer implements AutoCloseable {
     }
 
     /** Initialises a cluster and starts it. */
-    static PostgresServer start() {
+    public static PostgresServer start() {
         Path bin = binaries();
         Path directory = ServerProcesses.tempDirectory("dlock-pg-");
         String user = serverUser();
@@ -74,27 +74,28 @@ final class PostgresServer implements AutoCloseable {
         return server;
     }
 
-    /** {@code jdbc:postgresql://127.0.0.1:PORT/postgres}. */
-    String jdbcUrl() {
+    /** {@code jdbc:postgresql://127.0.0.1:PORT/postgres}; user {@code postgres}, no password. */
+    public String jdbcUrl() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
     }
 
-    int port() {
+    /** The server's port on 127.0.0.1. */
+    public int port() {
         return port;
     }
 
     /** A new superuser connection. */
-    Connection admin() throws SQLException {
+    public Connection admin() throws SQLException {
         return DriverManager.getConnection(jdbcUrl(), "postgres", "");
     }
 
     /** Stops the server at once, without a checkpoint ({@code -m immediate}): every connection is cut, like a crash. */
-    void crash() {
+    public void crash() {
         pgCtl("-m", "immediate", "stop");
     }
 
     /** Starts the server again on the same port and data (after crash recovery). */
-    void launch() {
+    public void launch() {
         pgCtl("-l", directory.resolve("postgres.log").toString(), "-w", "-t", "60", "-o",
                 "-p " + port + " -k " + directory + " -c listen_addresses=127.0.0.1"
                         + " -c shared_preload_libraries=pg_stat_statements -c fsync=off"
@@ -102,6 +103,7 @@ final class PostgresServer implements AutoCloseable {
                 "start");
     }
 
+    /** Stops the server and deletes its directory. */
     @Override
     public void close() {
         stopQuietly();

@@ -2,6 +2,7 @@ package dev.dlock.boot;
 
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.BeanUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
@@ -22,11 +23,15 @@ class ConfigurationMetadataTest {
     void everyDefaultOfDlockIsInTheMetadataAndBindsToTheSameValue() throws Exception {
         List<Map<String, Object>> properties = dlockProperties();
         assertThat(properties).as("dlock properties in the metadata").isNotEmpty();
-        BeanWrapperImpl defaults = new BeanWrapperImpl(new DistributedLockProperties());
         SoftAssertions softly = new SoftAssertions();
         for (Map<String, Object> property : properties) {
             String name = (String) property.get("name");
-            String path = beanPath(name);
+            // dlock.jdbc.* binds to a properties class of its own.
+            boolean jdbc = name.startsWith(JdbcStoreProperties.PREFIX + ".");
+            String prefix = jdbc ? JdbcStoreProperties.PREFIX : DistributedLockProperties.PREFIX;
+            Class<?> type = jdbc ? JdbcStoreProperties.class : DistributedLockProperties.class;
+            BeanWrapperImpl defaults = new BeanWrapperImpl(BeanUtils.instantiateClass(type));
+            String path = beanPath(prefix, name);
             Object actual = defaults.getPropertyValue(path);
             if (actual == null || actual instanceof Collection<?> collection && collection.isEmpty()) {
                 continue; // no default of dlock's own: the client's (timeout) or nothing (url, nodes)
@@ -34,8 +39,8 @@ class ConfigurationMetadataTest {
             Object documented = property.get("defaultValue");
             softly.assertThat(documented).as("defaultValue of %s in the metadata (dlock uses %s)", name, actual).isNotNull();
             if (documented != null) {
-                DistributedLockProperties bound = new Binder(new MapConfigurationPropertySource(Map.of(name, String.valueOf(documented))))
-                        .bindOrCreate(DistributedLockProperties.PREFIX, DistributedLockProperties.class);
+                Object bound = new Binder(new MapConfigurationPropertySource(Map.of(name, String.valueOf(documented))))
+                        .bindOrCreate(prefix, type);
                 softly.assertThat(new BeanWrapperImpl(bound).getPropertyValue(path))
                         .as("%s bound from the documented default '%s'", name, documented).isEqualTo(actual);
             }
@@ -52,9 +57,9 @@ class ConfigurationMetadataTest {
         return all.stream().filter(p -> ((String) p.get("name")).startsWith(DistributedLockProperties.PREFIX + ".")).toList();
     }
 
-    /** {@code dlock.watchdog.batch-size} to {@code watchdog.batchSize}. */
-    private static String beanPath(String name) {
-        String relative = name.substring(DistributedLockProperties.PREFIX.length() + 1);
+    /** {@code dlock.watchdog.batch-size} under {@code dlock} to {@code watchdog.batchSize}. */
+    private static String beanPath(String prefix, String name) {
+        String relative = name.substring(prefix.length() + 1);
         StringBuilder path = new StringBuilder();
         boolean upper = false;
         for (char c : relative.toCharArray()) {

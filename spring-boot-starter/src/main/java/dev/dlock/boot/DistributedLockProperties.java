@@ -25,7 +25,7 @@ public class DistributedLockProperties {
     /** Whether dlock is auto-configured at all. */
     private boolean enabled = true;
 
-    /** Where locks are kept: redis (the default), or in-memory (within this JVM only: for tests and single-instance apps). */
+    /** Where locks are kept: redis (the default), jdbc (the application's DataSource), or in-memory (within this JVM only: for tests and single-instance apps). */
     private Store store = Store.REDIS;
 
     /** Prepended to every Redis key and channel; deprecated: use dlock.redis.key-prefix. */
@@ -442,6 +442,8 @@ public class DistributedLockProperties {
         /** ZooKeeper through Curator, from {@code dlock.zookeeper.*} or the application's {@code CuratorFramework}. */
         ZOOKEEPER,
         /** In this JVM's memory: locks exclude threads of this application instance only, never other instances. */
-        IN_MEMORY
+        IN_MEMORY,
+        /** A relational database (PostgreSQL, MariaDB, H2) through the application's DataSource; see {@code dlock.jdbc.*}. */
+        JDBC
     }
 }

@@ -42,4 +42,11 @@ abstract class StoreCondition implements Condition {
             super(DistributedLockProperties.Store.IN_MEMORY);
         }
     }
+
+    /** {@code dlock.store=jdbc}. */
+    static class Jdbc extends StoreCondition {
+        Jdbc() {
+            super(DistributedLockProperties.Store.JDBC);
+        }
+    }
 }

@@ -20,7 +20,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigurationMetadataTest {
 
     /** The stores' properties classes, by prefix. */
-    private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class);
+    private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(
+            ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class,
+            JdbcStoreProperties.PREFIX, JdbcStoreProperties.class);
 
     @Test
     void everyDefaultOfDlockIsInTheMetadataAndBindsToTheSameValue() throws Exception {

@@ -1,0 +1,654 @@
+package dev.dlock.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+
+import javax.sql.DataSource;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalGrouping;
+import dev.dlock.core.RenewalResult;
+import dev.dlock.core.StoreNode;
+
+/**
+ * The lock store in a relational database (PostgreSQL, MariaDB, H2) over a plain {@link DataSource}:
+ * one row per key, every write one compare-owner statement on a connection of its own in autocommit
+ * mode, so a lock never joins the caller's transaction and no row lock is held while a method runs.
+ * Give it the pool itself, not a transaction-aware proxy.
+ *
+ * <p><b>Time.</b> Leases are computed and compared with the database's clock only; the JVMs' clocks
+ * never enter a statement, so application servers whose clocks disagree cannot both hold a key.
+ *
+ * <p><b>Fencing tokens.</b> Every acquisition writes a fresh value of the table's sequence into the
+ * key's row, so a row's token rises on every acquisition and release keeps the row (it clears the
+ * owner). Since every token of every key comes from one sequence that never goes back, deleting an
+ * idle row cannot lower a later token of that key: the next acquisition draws a value larger than
+ * every one drawn before. The one assumption: no acquire statement runs longer than
+ * {@link Builder#idleRowRetention} (it is cancelled after {@link Builder#queryTimeout}, which must be
+ * far shorter), because an insert draws its value when it starts.
+ *
+ * <p><b>Cleanup.</b> Rows free for longer than the retention (default 1 h) are deleted in bounded
+ * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
+ * row answers {@link ReleaseResult#NOT_OWNER}, as Redis does after its fencing counter expired.
+ *
+ * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout;
+ * an unreachable database or an exhausted pool surfaces as {@link LockBackendException} (the pool's
+ * own connection timeout bounds the wait for a connection: keep it short).
+ */
+public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
+
+    /** The table used when none is configured. */
+    public static final String DEFAULT_TABLE_NAME = "dlock_locks";
+    /** The statement timeout when none is configured. */
+    public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(5);
+    /** The most leases one renew statement carries when nothing else is configured. */
+    public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
+    /** The largest allowed renewal batch: two parameters per lease stay well inside every driver's limit. */
+    public static final int MAX_RENEWAL_BATCH_SIZE = 10_000;
+    /** How long a free row is kept when nothing else is configured. */
+    public static final Duration DEFAULT_IDLE_ROW_RETENTION = Duration.ofHours(1);
+    /** The shortest allowed retention of free rows. */
+    public static final Duration MIN_IDLE_ROW_RETENTION = Duration.ofMinutes(1);
+    /** How often idle rows are swept when nothing else is configured. */
+    public static final Duration DEFAULT_CLEANUP_INTERVAL = Duration.ofMinutes(10);
+    /** How many rows one cleanup statement deletes at most. */
+    public static final int CLEANUP_BATCH_SIZE = 1_000;
+    /** How many cleanup statements one cleanup run issues at most. */
+    public static final int CLEANUP_BATCHES_PER_RUN = 20;
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
+    private static final String DUPLICATE_KEY_STATE = "23505";
+    private static final int ACQUIRE_ATTEMPTS = 3;
+    private static final Executor DIRECT = Runnable::run;
+
+    private final DataSource dataSource;
+    private final JdbcDialect dialect;
+    private final String table;
+    private final LockStatements sql;
+    private final int queryTimeoutSeconds;
+    private final int networkTimeoutMillis;
+    private final int renewalBatchSize;
+    private final long idleRowRetentionMillis;
+    private final PgReleaseNotices releaseNotices;
+    private final ScheduledExecutorService cleaner;
+    private final AtomicBoolean cleaning = new AtomicBoolean();
+    /** Cleared when the driver cannot set a network timeout (H2 in-process), so it is not asked again. */
+    private volatile boolean networkTimeoutSupported = true;
+
+    private JdbcLockBackend(Builder builder, JdbcDialect dialect) {
+        this.dataSource = builder.dataSource;
+        this.dialect = dialect;
+        this.table = builder.tableName;
+        this.sql = LockStatements.of(dialect, table, table + "_token_seq");
+        this.queryTimeoutSeconds = (int) Math.max(1, builder.queryTimeout.toSeconds());
+        this.networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, builder.queryTimeout.toMillis() + 2_000);
+        this.renewalBatchSize = builder.renewalBatchSize;
+        this.idleRowRetentionMillis = builder.idleRowRetention.toMillis();
+        this.releaseNotices = dialect == JdbcDialect.POSTGRESQL && builder.releaseNotices && PgReleaseNotices.driverPresent()
+                ? new PgReleaseNotices(dataSource, this::channelOf, networkTimeoutMillis)
+                : null;
+        if (builder.cleanupInterval.isZero()) {
+            this.cleaner = null;
+        } else {
+            this.cleaner = Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread thread = new Thread(task, "dlock-jdbc-cleanup");
+                thread.setDaemon(true);
+                return thread;
+            });
+            long interval = builder.cleanupInterval.toMillis();
+            cleaner.scheduleWithFixedDelay(this::cleanUpQuietly, interval, interval, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Starts configuring a backend over {@code dataSource}, which the backend uses but never closes. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * Takes {@code key} in one statement that writes the row only when it is free, run out or already
+     * {@code owner}'s (a retried call: lease extended, fresh token), or reports the holder's remaining lease.
+     */
+    @Override
+    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        requireOwner(owner);
+        requirePositive(leaseMillis, "leaseMillis");
+        for (int attempt = 1; ; attempt++) {
+            boolean sent = false;
+            try (Connection connection = connection()) {
+                sent = true;
+                return acquireOnce(connection, key, owner, leaseMillis);
+            } catch (SQLException e) {
+                if (dialect == JdbcDialect.H2 && DUPLICATE_KEY_STATE.equals(e.getSQLState()) && attempt < ACQUIRE_ATTEMPTS) {
+                    // H2's MERGE lets two first acquisitions of a key both try the insert; the loser tries again.
+                    continue;
+                }
+                if (sent) {
+                    // The statement may have run before its reply was lost; do not leave the key locked until the lease ends.
+                    releaseQuietly(key, owner);
+                }
+                throw failure("tryAcquire", key, e);
+            }
+        }
+    }
+
+    private AcquireResult acquireOnce(Connection connection, String key, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql.acquire)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            statement.setLong(3, leaseMillis);
+            if (dialect == JdbcDialect.POSTGRESQL) {
+                statement.setString(4, key);
+            }
+            try (ResultSet row = statement.executeQuery()) {
+                boolean answered = row.next();
+                if (!answered && sql.remaining == null) {
+                    throw new SQLException("the acquire statement returned no row for key '" + key + "'");
+                }
+                if (!answered) {
+                    // H2 returns the changed row only: none means someone else holds the key.
+                    return heldFor(connection, key);
+                }
+                if (sql.acquireReturnsOwner) {
+                    long token = row.getLong(2);
+                    return owner.equals(row.getString(1)) ? new AcquireResult.Acquired(token) : held(row.getLong(3), row.wasNull());
+                }
+                long token = row.getLong(1);
+                if (!row.wasNull()) {
+                    return new AcquireResult.Acquired(token);
+                }
+                return held(row.getLong(2), row.wasNull());
+            }
+        }
+    }
+
+    private AcquireResult heldFor(Connection connection, String key) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql.remaining)) {
+            statement.setString(1, key);
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next() ? held(row.getLong(1), row.wasNull()) : new AcquireResult.Held(-1);
+            }
+        }
+    }
+
+    private static AcquireResult held(long remainingMillis, boolean unknown) {
+        return new AcquireResult.Held(unknown ? -1 : Math.max(0, remainingMillis));
+    }
+
+    /**
+     * Clears the owner of {@code key} if, and only if, {@code owner} holds it (the row and its token
+     * stay), and on PostgreSQL notifies waiters in the same statement. When nothing was released, the
+     * key's row tells a repeated release ({@link ReleaseResult#ALREADY_FREE}: free, last token ours)
+     * from a lost lease.
+     */
+    @Override
+    public ReleaseResult release(String key, String owner, long fencingToken) {
+        requireOwner(owner);
+        try (Connection connection = connection()) {
+            if (releaseOnce(connection, key, owner)) {
+                return ReleaseResult.RELEASED;
+            }
+            try (PreparedStatement statement = prepare(connection, sql.state)) {
+                statement.setString(1, key);
+                try (ResultSet row = statement.executeQuery()) {
+                    boolean repeated = row.next() && row.getLong(1) == fencingToken && row.getBoolean(2);
+                    return repeated ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
+                }
+            }
+        } catch (SQLException e) {
+            throw failure("release", key, e);
+        }
+    }
+
+    private boolean releaseOnce(Connection connection, String key, String owner) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql.release)) {
+            statement.setString(1, key);
+            statement.setString(2, owner);
+            if (sql.releaseReturnsRows) {
+                statement.setString(3, channelOf(key));
+                try (ResultSet rows = statement.executeQuery()) {
+                    return rows.next();
+                }
+            }
+            return statement.executeUpdate() > 0;
+        }
+    }
+
+    private void releaseQuietly(String key, String owner) {
+        try (Connection connection = connection()) {
+            releaseOnce(connection, key, owner);
+        } catch (SQLException | RuntimeException e) {
+            log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
+        }
+    }
+
+    /**
+     * Extends every lease of the batch whose owner matches and whose lease still runs, in one UPDATE
+     * per distinct lease length (one for a manager's watchdog). Only when fewer rows matched than
+     * leases were sent does a second statement read the unmatched keys, to tell EXPIRED from TAKEN.
+     */
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        Objects.requireNonNull(batch, "batch");
+        if (batch.isEmpty()) {
+            return List.of();
+        }
+        if (batch.size() > renewalBatchSize) {
+            throw new IllegalArgumentException("renew batch has " + batch.size()
+                    + " entries, more than renewalBatchSize " + renewalBatchSize);
+        }
+        Map<Long, List<Integer>> byLease = new LinkedHashMap<>();
+        for (int i = 0; i < batch.size(); i++) {
+            LeaseRenewal renewal = batch.get(i);
+            requireOwner(renewal.owner());
+            requirePositive(renewal.leaseMillis(), "leaseMillis");
+            byLease.computeIfAbsent(renewal.leaseMillis(), lease -> new ArrayList<>()).add(i);
+        }
+        RenewalResult[] results = new RenewalResult[batch.size()];
+        try (Connection connection = connection()) {
+            for (Map.Entry<Long, List<Integer>> group : byLease.entrySet()) {
+                renewGroup(connection, batch, group.getKey(), group.getValue(), results);
+            }
+        } catch (SQLException e) {
+            throw new LockBackendException("JDBC renew of " + batch.size() + " keys starting with '"
+                    + batch.get(0).key() + "' failed: " + e.getMessage(), e);
+        }
+        return List.of(results);
+    }
+
+    private void renewGroup(Connection connection, List<LeaseRenewal> batch, long leaseMillis, List<Integer> positions,
+                            RenewalResult[] results) throws SQLException {
+        int renewed;
+        try (PreparedStatement statement = prepare(connection, sql.renew(positions.size()))) {
+            int parameter = 1;
+            statement.setLong(parameter++, leaseMillis);
+            for (int position : positions) {
+                statement.setString(parameter++, batch.get(position).key());
+                statement.setString(parameter++, batch.get(position).owner());
+            }
+            renewed = statement.executeUpdate();
+        }
+        if (renewed == positions.size()) {
+            positions.forEach(position -> results[position] = RenewalResult.RENEWED);
+            return;
+        }
+        Map<String, Holder> holders = new HashMap<>();
+        try (PreparedStatement statement = prepare(connection, sql.holders(positions.size()))) {
+            int parameter = 1;
+            for (int position : positions) {
+                statement.setString(parameter++, batch.get(position).key());
+            }
+            try (ResultSet rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    holders.put(rows.getString(1), new Holder(rows.getString(2), rows.getBoolean(3)));
+                }
+            }
+        }
+        for (int position : positions) {
+            LeaseRenewal renewal = batch.get(position);
+            Holder holder = holders.get(renewal.key());
+            // A lease that is ours and still runs now also ran when the UPDATE looked at it: only we extend it.
+            results[position] = holder == null || holder.owner == null || !holder.live ? RenewalResult.EXPIRED
+                    : holder.owner.equals(renewal.owner()) ? RenewalResult.RENEWED : RenewalResult.TAKEN;
+        }
+    }
+
+    /** Who holds a key and whether the lease runs, as read after a renewal. */
+    private record Holder(String owner, boolean live) {
+    }
+
+    /** This backend: one database, batches of the configured size. */
+    @Override
+    public Optional<RenewalGrouping> renewalGrouping() {
+        return Optional.of(this);
+    }
+
+    /** Always {@link StoreNode#SINGLE}: one database serves every key. */
+    @Override
+    public StoreNode nodeOf(String key) {
+        return StoreNode.SINGLE;
+    }
+
+    /** The configured {@code renewalBatchSize}. */
+    @Override
+    public int maxBatchSize() {
+        return renewalBatchSize;
+    }
+
+    /**
+     * On PostgreSQL with its driver on the class path, LISTEN/NOTIFY over one connection of this backend
+     * (taken from the pool on the first subscription and kept); empty elsewhere, where waiters poll.
+     */
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return Optional.ofNullable(releaseNotices);
+    }
+
+    /** One {@code SELECT 1} round trip on a pooled connection, in nanoseconds. */
+    @Override
+    public long ping() {
+        long start = System.nanoTime();
+        try (Connection connection = connection();
+             PreparedStatement statement = prepare(connection, sql.ping);
+             ResultSet row = statement.executeQuery()) {
+            row.next();
+        } catch (SQLException e) {
+            throw new LockBackendException("JDBC ping failed: " + e.getMessage(), e);
+        }
+        return System.nanoTime() - start;
+    }
+
+    /**
+     * Deletes rows free for longer than the retention, in batches of {@value #CLEANUP_BATCH_SIZE},
+     * at most {@value #CLEANUP_BATCHES_PER_RUN} batches; returns how many rows went. Held rows and
+     * rows released within the retention are never touched, and no token is lowered (see the class
+     * comment). Runs on its own every cleanup interval; call it to clean up now.
+     */
+    public int cleanUp() {
+        int deleted = 0;
+        try (Connection connection = connection()) {
+            for (int batch = 0; batch < CLEANUP_BATCHES_PER_RUN; batch++) {
+                int rows;
+                try (PreparedStatement statement = prepare(connection, sql.sweep)) {
+                    statement.setLong(1, idleRowRetentionMillis);
+                    statement.setInt(2, CLEANUP_BATCH_SIZE);
+                    if (dialect == JdbcDialect.POSTGRESQL) {
+                        statement.setLong(3, idleRowRetentionMillis);
+                    }
+                    rows = statement.executeUpdate();
+                }
+                deleted += rows;
+                if (rows < CLEANUP_BATCH_SIZE) {
+                    break;
+                }
+            }
+        } catch (SQLException e) {
+            throw new LockBackendException("JDBC cleanup of idle rows in " + table + " failed: " + e.getMessage(), e);
+        }
+        return deleted;
+    }
+
+    private void cleanUpQuietly() {
+        if (!cleaning.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            int deleted = cleanUp();
+            log.debug("dlock JDBC cleanup deleted {} idle rows from {}", deleted, table);
+        } catch (RuntimeException e) {
+            log.warn("dlock JDBC cleanup of idle rows failed; next attempt in one interval: {}", e.toString());
+        } finally {
+            cleaning.set(false);
+        }
+    }
+
+    /** The dialect in use, detected or configured. */
+    public JdbcDialect dialect() {
+        return dialect;
+    }
+
+    /** The lock table's name. */
+    public String tableName() {
+        return table;
+    }
+
+    /** Stops the notice thread (closing its connection) and the cleanup thread; the data source stays open. */
+    @Override
+    public void close() {
+        if (releaseNotices != null) {
+            releaseNotices.close();
+        }
+        if (cleaner != null) {
+            cleaner.shutdownNow();
+        }
+    }
+
+    /** The notice channel of {@code key}: a hash, so any key fits PostgreSQL's 63-byte identifiers. */
+    String channelOf(String key) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(table.getBytes(StandardCharsets.UTF_8));
+            digest.update((byte) 0);
+            byte[] hash = digest.digest(key.getBytes(StandardCharsets.UTF_8));
+            return "dlock_" + HexFormat.of().formatHex(hash, 0, 20);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
+    }
+
+    private Connection connection() throws SQLException {
+        Connection connection = dataSource.getConnection();
+        try {
+            if (!connection.getAutoCommit()) {
+                connection.setAutoCommit(true);
+            }
+            if (networkTimeoutSupported) {
+                try {
+                    connection.setNetworkTimeout(DIRECT, networkTimeoutMillis);
+                } catch (SQLFeatureNotSupportedException | UnsupportedOperationException e) {
+                    networkTimeoutSupported = false;
+                }
+            }
+            return connection;
+        } catch (SQLException | RuntimeException e) {
+            connection.close();
+            throw e;
+        }
+    }
+
+    private PreparedStatement prepare(Connection connection, String statementSql) throws SQLException {
+        PreparedStatement statement = connection.prepareStatement(statementSql);
+        statement.setQueryTimeout(queryTimeoutSeconds);
+        return statement;
+    }
+
+    private LockBackendException failure(String operation, String key, SQLException e) {
+        return new LockBackendException("JDBC " + operation + " of key '" + key + "' in " + table + " failed: "
+                + e.getMessage(), e);
+    }
+
+    private static void requireOwner(String owner) {
+        if (owner == null || owner.isEmpty()) {
+            throw new IllegalArgumentException("owner must not be null or empty");
+        }
+    }
+
+    private static void requirePositive(long value, String name) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be positive, got " + value);
+        }
+    }
+
+    /** Runs the dialect's DDL for {@code table}: the sequence, then the table, each only if missing. */
+    private static void applySchema(DataSource dataSource, JdbcDialect dialect, String table) {
+        String ddl = schemaDdl(dialect, table);
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            connection.setAutoCommit(true);
+            for (String part : ddl.split(";")) {
+                if (!part.isBlank()) {
+                    statement.execute(part.strip());
+                }
+            }
+        } catch (SQLException e) {
+            throw new LockBackendException("createSchema failed for table " + table + " (" + dialect + "): "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** The DDL of {@code dialect} for {@code table}, without comments, as shipped in {@link JdbcDialect#schemaResource()}. */
+    static String schemaDdl(JdbcDialect dialect, String table) {
+        try (InputStream in = JdbcLockBackend.class.getResourceAsStream(dialect.schemaResource())) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + dialect.schemaResource());
+            }
+            StringBuilder ddl = new StringBuilder();
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                if (!line.strip().startsWith("--")) {
+                    ddl.append(line).append('\n');
+                }
+            }
+            return ddl.toString().replace("${table}", table);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + dialect.schemaResource(), e);
+        }
+    }
+
+    private static JdbcDialect detectDialect(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            return JdbcDialect.detect(connection.getMetaData());
+        } catch (SQLException e) {
+            throw new LockBackendException("dlock JDBC store: cannot connect to detect the database dialect (set "
+                    + "dialect(...) to start without a connection): " + e.getMessage(), e);
+        }
+    }
+
+    /** Configures a {@link JdbcLockBackend}; every setting is validated when set. */
+    public static final class Builder {
+
+        private final DataSource dataSource;
+        private String tableName = DEFAULT_TABLE_NAME;
+        private JdbcDialect dialect;
+        private boolean createSchema;
+        private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
+        private int renewalBatchSize = DEFAULT_RENEWAL_BATCH_SIZE;
+        private Duration idleRowRetention = DEFAULT_IDLE_ROW_RETENTION;
+        private Duration cleanupInterval = DEFAULT_CLEANUP_INTERVAL;
+        private boolean releaseNotices = true;
+
+        private Builder(DataSource dataSource) {
+            if (dataSource == null) {
+                throw new IllegalArgumentException("dataSource must not be null");
+            }
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The lock table (default {@code dlock_locks}), optionally {@code schema.table}; letters, digits and
+         * underscores, at most 48 characters per part. Its sequence is the table name plus {@code _token_seq}.
+         */
+        public Builder tableName(String tableName) {
+            if (tableName == null) {
+                throw new IllegalArgumentException("tableName must not be null");
+            }
+            String[] parts = tableName.split("\\.", -1);
+            boolean valid = parts.length <= 2;
+            for (String part : parts) {
+                valid &= IDENTIFIER.matcher(part).matches();
+            }
+            if (!valid) {
+                throw new IllegalArgumentException("tableName must be [schema.]table of letters, digits and underscores "
+                        + "(at most 48 characters each, not starting with a digit), got '" + tableName + "'");
+            }
+            this.tableName = tableName;
+            return this;
+        }
+
+        /** The database's dialect; detected from the connection's metadata when not set (which connects once at build). */
+        public Builder dialect(JdbcDialect dialect) {
+            if (dialect == null) {
+                throw new IllegalArgumentException("dialect must not be null");
+            }
+            this.dialect = dialect;
+            return this;
+        }
+
+        /** Whether {@link #build()} creates the sequence and table when missing (default false: apply the shipped DDL yourself). */
+        public Builder createSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+            return this;
+        }
+
+        /** The timeout of every statement (default 5 s, whole seconds, 1 s to 30 s); the network timeout is 2 s longer. */
+        public Builder queryTimeout(Duration queryTimeout) {
+            if (queryTimeout == null || queryTimeout.toMillis() < 1_000 || queryTimeout.toMillis() > 30_000
+                    || queryTimeout.toMillis() % 1_000 != 0) {
+                throw new IllegalArgumentException("queryTimeout must be whole seconds between 1 s and 30 s, got " + queryTimeout);
+            }
+            this.queryTimeout = queryTimeout;
+            return this;
+        }
+
+        /** The most leases one renew statement carries (default 100, at most 10,000). */
+        public Builder renewalBatchSize(int renewalBatchSize) {
+            if (renewalBatchSize < 1 || renewalBatchSize > MAX_RENEWAL_BATCH_SIZE) {
+                throw new IllegalArgumentException("renewalBatchSize must be between 1 and " + MAX_RENEWAL_BATCH_SIZE
+                        + ", got " + renewalBatchSize);
+            }
+            this.renewalBatchSize = renewalBatchSize;
+            return this;
+        }
+
+        /** How long a free row is kept before cleanup may delete it (default 1 h, at least 1 min). */
+        public Builder idleRowRetention(Duration idleRowRetention) {
+            if (idleRowRetention == null || idleRowRetention.compareTo(MIN_IDLE_ROW_RETENTION) < 0) {
+                throw new IllegalArgumentException("idleRowRetention must be at least " + MIN_IDLE_ROW_RETENTION
+                        + ", got " + idleRowRetention);
+            }
+            this.idleRowRetention = idleRowRetention;
+            return this;
+        }
+
+        /** How often idle rows are cleaned up (default 10 min); {@link Duration#ZERO} turns the background cleanup off. */
+        public Builder cleanupInterval(Duration cleanupInterval) {
+            if (cleanupInterval == null || cleanupInterval.isNegative()
+                    || !cleanupInterval.isZero() && cleanupInterval.toMillis() < 1_000) {
+                throw new IllegalArgumentException("cleanupInterval must be zero (off) or at least 1 s, got " + cleanupInterval);
+            }
+            this.cleanupInterval = cleanupInterval;
+            return this;
+        }
+
+        /** Whether waiters on PostgreSQL listen for release notices (default true); false makes them poll. */
+        public Builder releaseNotices(boolean releaseNotices) {
+            this.releaseNotices = releaseNotices;
+            return this;
+        }
+
+        /**
+         * Creates the backend: detects the dialect unless set (one connection), and creates the schema
+         * when asked. Throws {@link LockBackendException} when the database cannot be reached for either.
+         */
+        public JdbcLockBackend build() {
+            JdbcDialect chosen = dialect != null ? dialect : detectDialect(dataSource);
+            if (createSchema) {
+                applySchema(dataSource, chosen, tableName);
+            }
+            return new JdbcLockBackend(this, chosen);
+        }
+    }
+}

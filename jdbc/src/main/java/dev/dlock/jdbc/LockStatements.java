@@ -1,0 +1,157 @@
+package dev.dlock.jdbc;
+
+import java.util.StringJoiner;
+
+/**
+ * The SQL of one dialect for one lock table. Every time in it is the database's own ({@code ?} lease
+ * parameters are durations in milliseconds, never instants), so the JVMs' clocks never matter.
+ *
+ * <p>Columns: {@code lock_key} (primary key), {@code owner} (null when free), {@code token} (the last
+ * fencing token, from the table's sequence), {@code expires_at} (the end of the lease, or the release
+ * time once released). A key is held while its owner is set and {@code expires_at} is ahead.
+ */
+final class LockStatements {
+
+    /**
+     * Takes the key when it is free, run out or already the owner's. Parameters: key, owner, lease ms.
+     * One row: the token (null when not taken) and the holder's remaining lease in ms (may be null).
+     */
+    final String acquire;
+    /** Whether {@link #acquire} answers with the row as it is now (owner, token, remaining ms) rather than (token, remaining ms). */
+    final boolean acquireReturnsOwner;
+    /** For H2 only: the remaining lease of the key's holder, in ms. Parameter: key. Null otherwise. */
+    final String remaining;
+    /** Frees the key when the owner holds it; one row or update count 1 when released. Parameters: key, owner (and the notice channel on PostgreSQL). */
+    final String release;
+    /** Whether {@link #release} returns rows ({@code RETURNING}) rather than an update count. */
+    final boolean releaseReturnsRows;
+    /** The key's token and whether it is free. Parameter: key. */
+    final String state;
+    /** Deletes up to a batch of rows free for longer than the retention. Parameters: retention ms, limit (PostgreSQL: retention ms again). */
+    final String sweep;
+    /** The cheapest round trip. */
+    final String ping;
+    private final JdbcDialect dialect;
+    private final String table;
+
+    private LockStatements(JdbcDialect dialect, String table, String acquire, boolean acquireReturnsOwner, String remaining,
+                           String release, boolean releaseReturnsRows, String sweep) {
+        this.dialect = dialect;
+        this.table = table;
+        this.acquire = acquire;
+        this.acquireReturnsOwner = acquireReturnsOwner;
+        this.remaining = remaining;
+        this.release = release;
+        this.releaseReturnsRows = releaseReturnsRows;
+        this.state = "SELECT token, owner IS NULL OR expires_at <= " + now(dialect) + " FROM " + table + " WHERE lock_key = ?";
+        this.sweep = sweep;
+        this.ping = "SELECT 1";
+    }
+
+    /** The statements of {@code dialect} over {@code table} and its sequence {@code sequence}. */
+    static LockStatements of(JdbcDialect dialect, String table, String sequence) {
+        String now = now(dialect);
+        String remaining = remainingMillis(dialect);
+        return switch (dialect) {
+            case POSTGRESQL -> new LockStatements(dialect, table,
+                    "WITH taken AS (INSERT INTO " + table + " AS l (lock_key, owner, token, expires_at)"
+                            + " VALUES (?, ?, nextval('" + sequence + "'), " + plusMillis(dialect, "?") + ")"
+                            + " ON CONFLICT (lock_key) DO UPDATE SET owner = EXCLUDED.owner,"
+                            + " token = nextval('" + sequence + "'), expires_at = EXCLUDED.expires_at"
+                            + " WHERE l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = EXCLUDED.owner"
+                            + " RETURNING l.token)"
+                            + " SELECT (SELECT token FROM taken), (SELECT " + remaining + " FROM " + table
+                            + " WHERE lock_key = ?)",
+                    false, null,
+                    "UPDATE " + table + " SET owner = NULL, expires_at = " + now
+                            + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now + " RETURNING pg_notify(?, '')",
+                    true,
+                    "DELETE FROM " + table + " WHERE lock_key IN (SELECT lock_key FROM " + table
+                            + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?)"
+                            + " AND expires_at < " + minusMillis(dialect, "?"));
+            // ON DUPLICATE KEY UPDATE assigns left to right and later terms see earlier results: the token and
+            // owner are decided on the old owner, then the lease follows whoever owns the row now.
+            case MARIADB -> new LockStatements(dialect, table,
+                    "INSERT INTO " + table + " (lock_key, owner, token, expires_at)"
+                            + " VALUES (?, ?, NEXTVAL(" + sequence + "), " + plusMillis(dialect, "?") + ")"
+                            + " ON DUPLICATE KEY UPDATE"
+                            + " token = IF(owner IS NULL OR expires_at <= " + now + " OR owner = VALUES(owner),"
+                            + " NEXTVAL(" + sequence + "), token),"
+                            + " owner = IF(owner IS NULL OR expires_at <= " + now + " OR owner = VALUES(owner),"
+                            + " VALUES(owner), owner),"
+                            + " expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)"
+                            + " RETURNING owner, token, " + remaining,
+                    true, null,
+                    "UPDATE " + table + " SET owner = NULL, expires_at = " + now
+                            + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
+                    false,
+                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?");
+            case H2 -> new LockStatements(dialect, table,
+                    "SELECT token FROM FINAL TABLE (MERGE INTO " + table + " l USING (VALUES (CAST(? AS VARCHAR(1024)),"
+                            + " CAST(? AS VARCHAR(255)), CAST(? AS BIGINT))) v(k, o, lease) ON l.lock_key = v.k"
+                            + " WHEN MATCHED AND (l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = v.o)"
+                            + " THEN UPDATE SET owner = v.o, token = NEXT VALUE FOR " + sequence + ","
+                            + " expires_at = " + plusMillis(dialect, "v.lease")
+                            + " WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, expires_at)"
+                            + " VALUES (v.k, v.o, NEXT VALUE FOR " + sequence + ", " + plusMillis(dialect, "v.lease") + "))",
+                    false,
+                    "SELECT " + remaining + " FROM " + table + " WHERE lock_key = ?",
+                    "UPDATE " + table + " SET owner = NULL, expires_at = " + now
+                            + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
+                    false,
+                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " FETCH FIRST ? ROWS ONLY");
+        };
+    }
+
+    /** Extends {@code size} leases of {@code leaseMillis} in one statement. Parameters: lease ms, then key and owner per lease. */
+    String renew(int size) {
+        StringJoiner pairs = new StringJoiner(", ", "(", ")");
+        for (int i = 0; i < size; i++) {
+            pairs.add("(?, ?)");
+        }
+        return "UPDATE " + table + " SET expires_at = " + plusMillis(dialect, "?") + " WHERE (lock_key, owner) IN " + pairs
+                + " AND expires_at > " + now(dialect);
+    }
+
+    /** Each key's owner and whether its lease still runs, for the keys of a renew batch that were not renewed. Parameters: the keys. */
+    String holders(int size) {
+        StringJoiner keys = new StringJoiner(", ", "(", ")");
+        for (int i = 0; i < size; i++) {
+            keys.add("?");
+        }
+        return "SELECT lock_key, owner, expires_at > " + now(dialect) + " FROM " + table + " WHERE lock_key IN " + keys;
+    }
+
+    /** The database's current time: the real time at the statement, never the JVM's. */
+    private static String now(JdbcDialect dialect) {
+        return switch (dialect) {
+            case POSTGRESQL -> "clock_timestamp()";
+            case MARIADB -> "UTC_TIMESTAMP(6)";
+            case H2 -> "CURRENT_TIMESTAMP";
+        };
+    }
+
+    private static String plusMillis(JdbcDialect dialect, String millis) {
+        return switch (dialect) {
+            case POSTGRESQL -> "clock_timestamp() + " + millis + " * INTERVAL '1 millisecond'";
+            case MARIADB -> "UTC_TIMESTAMP(6) + INTERVAL " + millis + " * 1000 MICROSECOND";
+            case H2 -> "DATEADD(MILLISECOND, " + millis + ", CURRENT_TIMESTAMP)";
+        };
+    }
+
+    private static String minusMillis(JdbcDialect dialect, String millis) {
+        return switch (dialect) {
+            case POSTGRESQL -> "clock_timestamp() - " + millis + " * INTERVAL '1 millisecond'";
+            case MARIADB -> "UTC_TIMESTAMP(6) - INTERVAL " + millis + " * 1000 MICROSECOND";
+            case H2 -> "DATEADD(MILLISECOND, -" + millis + ", CURRENT_TIMESTAMP)";
+        };
+    }
+
+    private static String remainingMillis(JdbcDialect dialect) {
+        return switch (dialect) {
+            case POSTGRESQL -> "CAST(CEIL(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000) AS BIGINT)";
+            case MARIADB -> "CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000)";
+            case H2 -> "DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at) + 1";
+        };
+    }
+}

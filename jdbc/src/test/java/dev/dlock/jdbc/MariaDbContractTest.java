@@ -1,0 +1,71 @@
+package dev.dlock.jdbc;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+import dev.dlock.testkit.BackendFactory;
+import dev.dlock.testkit.StoreFailureContractTest;
+
+/** The published contract, crashes included, against a MariaDB server started for this class. */
+class MariaDbContractTest extends StoreFailureContractTest {
+
+    private static MariaDbServer mariaDb;
+    private static JdbcContractHooks hooks;
+
+    @BeforeAll
+    static void startMariaDb() {
+        mariaDb = MariaDbServer.start();
+        try (HikariDataSource pool = JdbcBackendFactory.pool(connectionOf(mariaDb), 1)) {
+            JdbcLockBackend.builder(pool).createSchema(true).build().close();
+        }
+        hooks = new JdbcContractHooks(mariaDb::admin, "SELECT COALESCE(SUM(COUNT_STAR), 0)"
+                + " FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE ?");
+    }
+
+    @AfterAll
+    static void stopMariaDb() {
+        if (mariaDb != null) {
+            mariaDb.close();
+        }
+    }
+
+    static String connectionOf(MariaDbServer server) {
+        return JdbcBackendFactory.connection(server.jdbcUrl(), "root", "");
+    }
+
+    @Override
+    protected BackendFactory factory() {
+        return new JdbcBackendFactory();
+    }
+
+    @Override
+    protected String connection() {
+        return connectionOf(mariaDb);
+    }
+
+    @Override
+    protected void deleteKey(String key) {
+        hooks.deleteKey(key);
+    }
+
+    @Override
+    protected void wipeStore() {
+        hooks.wipe();
+    }
+
+    @Override
+    protected long storeCommandCount() {
+        return hooks.statementCount();
+    }
+
+    @Override
+    protected void crashStore() {
+        mariaDb.kill();
+    }
+
+    @Override
+    protected void restartStore() {
+        mariaDb.launch();
+    }
+}

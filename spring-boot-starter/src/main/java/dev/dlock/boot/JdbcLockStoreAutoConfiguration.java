@@ -1,0 +1,62 @@
+package dev.dlock.boot;
+
+import javax.sql.DataSource;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.jdbc.JdbcLockBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+
+import static dev.dlock.boot.BuilderProperty.set;
+import static dev.dlock.boot.DistributedLockProperties.PREFIX;
+
+/**
+ * The JDBC lock store for {@code dlock.store=jdbc}, over the application's {@link DataSource}
+ * (give the pool, not a transaction-aware proxy: lock statements never join the caller's
+ * transaction). Runs after Boot's DataSource auto-configuration and before the store-neutral
+ * {@link DistributedLockAutoConfiguration}, which builds the lock manager over it.
+ */
+@AutoConfiguration(before = DistributedLockAutoConfiguration.class,
+        afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+@ConditionalOnClass({JdbcLockBackend.class, DataSource.class})
+@ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
+@Conditional(StoreCondition.Jdbc.class)
+@EnableConfigurationProperties({DistributedLockProperties.class, JdbcStoreProperties.class})
+public class JdbcLockStoreAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcLockStoreAutoConfiguration.class);
+
+    /** The JDBC store over the application's only (or primary) DataSource; the DataSource is not closed by it. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockBackend.class)
+    public JdbcLockBackend dlockJdbcLockBackend(ObjectProvider<DataSource> dataSources, DistributedLockProperties properties,
+                                                JdbcStoreProperties jdbc) {
+        DataSource dataSource = dataSources.getIfUnique();
+        if (dataSource == null) {
+            throw new IllegalStateException(PREFIX + ".store=jdbc needs one DataSource bean (spring.datasource.* "
+                    + "or your own); found " + dataSources.stream().count());
+        }
+        JdbcLockBackend.Builder builder = JdbcLockBackend.builder(dataSource);
+        String jdbcPrefix = JdbcStoreProperties.PREFIX;
+        set(jdbcPrefix + ".table-name", () -> builder.tableName(jdbc.getTableName()));
+        builder.createSchema(jdbc.isCreateSchema());
+        if (jdbc.getDialect() != null) {
+            builder.dialect(jdbc.getDialect());
+        }
+        set(jdbcPrefix + ".query-timeout", () -> builder.queryTimeout(jdbc.getQueryTimeout()));
+        set(jdbcPrefix + ".idle-row-retention", () -> builder.idleRowRetention(jdbc.getIdleRowRetention()));
+        set(jdbcPrefix + ".cleanup-interval", () -> builder.cleanupInterval(jdbc.getCleanupInterval()));
+        set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
+        JdbcLockBackend backend = builder.build();
+        log.info("dlock locks in table {} ({})", backend.tableName(), backend.dialect());
+        return backend;
+    }
+}

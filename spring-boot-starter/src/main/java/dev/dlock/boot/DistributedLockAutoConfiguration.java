@@ -56,9 +56,10 @@ public class DistributedLockAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockManager.class)
     public LockManager dlockLockManager(ObjectProvider<LockBackend> backends, DistributedLockProperties properties,
-                                        ObjectProvider<LockListener> listeners) {
+                                        ObjectProvider<LockListener> listeners, Environment environment) {
         LockBackend backend = backends.getIfAvailable(() -> {
-            String store = properties.getStore().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+            String store = StoreCondition.chosen(environment, DistributedLockAutoConfiguration.class.getClassLoader())
+                    .name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
             throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + store
                     + " needs dev.dlock:dlock-" + store + "-spring-boot-starter on the class path; or set " + PREFIX
                     + ".store=in-memory for locks within this JVM only, or define one LockBackend bean");

@@ -25,8 +25,12 @@ public class DistributedLockProperties {
     /** Whether dlock is auto-configured at all. */
     private boolean enabled = true;
 
-    /** Where locks are kept: redis (the default), jdbc (the application's DataSource), or in-memory (within this JVM only: for tests and single-instance apps). */
-    private Store store = Store.REDIS;
+    /**
+     * Where locks are kept: redis, zookeeper, jdbc (the application's DataSource), or in-memory (within this
+     * JVM only: for tests and single-instance apps). Not set: the store whose module is on the class path
+     * (Redis, then ZooKeeper, then JDBC).
+     */
+    private Store store;
 
     /** Prepended to every Redis key and channel; deprecated: use dlock.redis.key-prefix. */
     private String keyPrefix;
@@ -59,7 +63,7 @@ public class DistributedLockProperties {
         this.enabled = enabled;
     }
 
-    /** Where locks are kept. */
+    /** Where locks are kept; null when chosen by the store module on the class path. */
     public Store getStore() {
         return store;
     }

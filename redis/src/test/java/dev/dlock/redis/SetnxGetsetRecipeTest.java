@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -354,7 +355,17 @@ class SetnxGetsetRecipeTest {
         assertThat(recipe.overwrittenExpiries).as("losers whose GETSET replaced the winner's expiry").hasValue(contenders - 1);
     }
 
-    private static LockManager manager() {
-        return LockManager.builder(RedisLockBackend.builder(client).build()).build();
+    private final List<RedisLockBackend> backends = new ArrayList<>();
+
+    /** A manager of its own, as another application would have; its backend is closed after the test. */
+    private LockManager manager() {
+        RedisLockBackend backend = RedisLockBackend.builder(client).build();
+        backends.add(backend);
+        return LockManager.builder(backend).build();
+    }
+
+    @AfterEach
+    void closeBackends() {
+        backends.forEach(RedisLockBackend::close);
     }
 }

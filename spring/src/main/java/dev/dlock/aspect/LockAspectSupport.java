@@ -301,49 +301,32 @@ public class LockAspectSupport {
     /**
      * Acquires every key of the call like {@link #acquire(Call)}, without blocking the calling thread:
      * the future completes on a dlock thread, with every handle bound to it for re-entry. Fails with
-     * {@code LockNotAcquiredException} (those taken are released) or the store's error.
+     * {@code LockNotAcquiredException} (those taken are released) or the store's error; cancelling it
+     * gives up and releases whatever was taken.
      */
-    CompletableFuture<List<LockHandle>> acquireAsync(Call call) {
+    CompletableFuture<AsyncKeyAcquisition.HeldLocks> acquireAsync(Call call) {
         LockOperation operation = call.operation();
         List<String> keys = resolveKeys(call);
         BooleanSupplier abort = abortCondition(call);
-        if (keys.size() == 1) {
-            return lockManager.acquireAsync(request(operation, keys.get(0), operation.waitTime(), abort)).thenApply(List::of);
-        }
         Duration waitTime = operation.waitTime() != null ? operation.waitTime() : lockManager.defaultWaitTime();
-        long deadline = System.nanoTime() + waitTime.toNanos();
-        List<LockHandle> held = new ArrayList<>(keys.size());
-        CompletableFuture<List<LockHandle>> all = CompletableFuture.completedFuture(held);
-        for (String key : keys) {
-            all = all.thenCompose(taken -> lockManager.acquireAsync(request(operation, key,
-                    Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), abort)).thenApply(handle -> {
-                        taken.add(handle);
-                        return taken;
-                    }));
-        }
-        return all.handle((taken, failure) -> {
-            if (failure != null) {
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-                releaseAfterFailure(held, cause);
-                throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
-            }
-            // Each key completed on its own dlock thread; the method runs on this one.
-            taken.forEach(LockHandle::attachToCurrentThread);
-            return taken;
-        });
+        return new AsyncKeyAcquisition(lockManager, keys, key -> requestBuilder(operation, key, abort), waitTime).result();
     }
 
     private LockRequest request(LockOperation operation, String key, Duration waitTime, BooleanSupplier abort) {
-        LockRequest.Builder request = LockRequest.builder(key)
+        LockRequest.Builder request = requestBuilder(operation, key, abort);
+        if (waitTime != null) {
+            request.waitTime(waitTime);
+        }
+        return request.build();
+    }
+
+    private LockRequest.Builder requestBuilder(LockOperation operation, String key, BooleanSupplier abort) {
+        return LockRequest.builder(key)
                 .name(operation.lockName())
                 .leaseTime(operation.leaseTime())
                 .lockAtLeastFor(operation.lockAtLeastFor())
                 .abortIf(abort)
                 .abortCheckInterval(abortCheckInterval);
-        if (waitTime != null) {
-            request.waitTime(waitTime);
-        }
-        return request.build();
     }
 
     private BooleanSupplier abortCondition(Call call) {

@@ -49,15 +49,18 @@ final class ReactorLocks {
 
     /** Runs on subscribe: starts acquiring, and once acquired calls the method and ties the release to the publisher's end. */
     private static Publisher<?> subscribeLocked(LockAspectSupport support, LockAspectSupport.Call call, boolean mono) {
-        CompletableFuture<List<LockHandle>> acquiring;
+        CompletableFuture<AsyncKeyAcquisition.HeldLocks> acquiring;
         try {
             acquiring = support.acquireAsync(call);
         } catch (RuntimeException e) {
             return error(e, mono);
         }
-        // Cancelling the subscription cancels the acquisition; a lock it takes afterwards is released at once.
+        // Cancelling the subscription cancels the acquisition (a lock it takes afterwards is released at
+        // once); locks that arrive just as the subscription goes are dropped by Reactor, and released here.
         Mono<Publisher<?>> locked = Mono.fromFuture(acquiring, false)
-                .<Publisher<?>>map(held -> runAndRelease(support, call, held, mono))
+                .<Publisher<?>>map(held -> runAndRelease(support, call, held.handles(), mono))
+                .doOnDiscard(AsyncKeyAcquisition.HeldLocks.class,
+                        dropped -> support.logUnreported(call.operation(), LockAspectSupport.releaseAll(dropped.handles())))
                 .onErrorResume(LockNotAcquiredException.class, e -> Mono.<Publisher<?>>just(failureResult(support, call, e, mono)));
         return mono ? locked.flatMap(Mono::from) : locked.flatMapMany(Flux::from);
     }

@@ -17,6 +17,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -39,6 +41,7 @@ import dev.dlock.jdbc.PostgresServer;
  */
 public final class JdbcPeers {
 
+    private static final Logger log = LoggerFactory.getLogger(JdbcPeers.class);
     private static final String HOT_KEY = "bench:hot";
 
     private JdbcPeers() {
@@ -65,24 +68,26 @@ public final class JdbcPeers {
             List<Function<String, Object>> pairs = List.of(
                     key -> dlockPair(dlock, key), key -> shedLockPair(shedLock, key), key -> registryPair(registry, key));
 
-            System.out.println("## Uncontended lock + unlock pairs/s (a key per thread; median of " + rounds + " alternating rounds of "
+            List<String> report = new ArrayList<>();
+            report.add("## Uncontended lock + unlock pairs/s (a key per thread; median of " + rounds + " alternating rounds of "
                     + roundMillis + " ms)\n");
-            System.out.println("| threads | " + String.join(" | ", names) + " |");
-            System.out.println("|---|---|---|---|");
+            report.add("| threads | " + String.join(" | ", names) + " |");
+            report.add("|---|---|---|---|");
             for (int threads : new int[] {1, 8}) {
                 InterleavedThroughput.Result result = InterleavedThroughput.measure(variants(names, pairs, Function.identity()),
                         threads, rounds, roundMillis);
-                System.out.println("| " + threads + " | " + row(result) + " |");
+                report.add("| " + threads + " | " + row(result) + " |");
             }
 
-            System.out.println("\n## Hot-key hand-offs/s (8 threads on one key)\n");
-            System.out.println("| threads | " + String.join(" | ", names) + " |");
-            System.out.println("|---|---|---|---|");
+            report.add("\n## Hot-key hand-offs/s (8 threads on one key)\n");
+            report.add("| threads | " + String.join(" | ", names) + " |");
+            report.add("|---|---|---|---|");
             InterleavedThroughput.Result hot = InterleavedThroughput.measure(variants(names, pairs, key -> HOT_KEY), 8, rounds, roundMillis);
-            System.out.println("| 8 | " + row(hot) + " |");
+            report.add("| 8 | " + row(hot) + " |");
 
-            System.out.println("\n## dlock-jdbc renewal statements per watchdog round, 10,000 held leases\n");
-            renewalRound(postgres, pool);
+            report.add("\n## dlock-jdbc renewal statements per watchdog round, 10,000 held leases\n");
+            report.add(renewalRound(postgres, pool));
+            log.info("JDBC peers on PostgreSQL:\n{}", String.join("\n", report));
 
             dlock.close();
             backend.close();
@@ -137,8 +142,10 @@ public final class JdbcPeers {
     }
 
     /** Holds 10,000 watched leases (lease 9 s, so a round every 3 s) and counts the renew UPDATEs the server ran over 15 s. */
-    private static void renewalRound(PostgresServer postgres, HikariDataSource pool) throws Exception {
+    /** Holds 10,000 leases for 15 s and reports the renewal statements PostgreSQL ran meanwhile. */
+    private static String renewalRound(PostgresServer postgres, HikariDataSource pool) throws Exception {
         int leases = 10_000;
+        String result;
         JdbcLockBackend backend = JdbcLockBackend.builder(pool).cleanupInterval(Duration.ZERO).build();
         try (LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(9))
                 .leaseLostPolicy(LeaseLostPolicy.LOG).build();
@@ -159,14 +166,15 @@ public final class JdbcPeers {
                 statements = row.getLong(1);
                 long renewed = row.getLong(2);
                 double roundsRun = seconds / 3.0;
-                System.out.printf("%,d leases, lease 9 s (a round every 3 s), batch size 100: %,d renew statements renewed %,d leases"
-                        + " in %.1f s: %.1f statements per round, %.0f leases per statement%n",
+                result = String.format("%,d leases, lease 9 s (a round every 3 s), batch size 100: %,d renew statements renewed %,d leases"
+                        + " in %.1f s: %.1f statements per round, %.0f leases per statement",
                         leases, statements, renewed, seconds, statements / roundsRun, (double) renewed / Math.max(1, statements));
             }
             held.forEach(LockHandle::close);
         } finally {
             backend.close();
         }
+        return result;
     }
 
     private static void createPeerTables(HikariDataSource pool) throws SQLException {

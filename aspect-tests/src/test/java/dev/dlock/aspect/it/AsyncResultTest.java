@@ -78,9 +78,14 @@ class AsyncResultTest {
     }
 
     private void awaitHeld(String key) {
+        awaitHeldInStore(key, true);
+    }
+
+    /** Waits up to 5 s until {@code key} is held (or free) in the store: acquisition and cancellation finish on dlock's threads. */
+    private void awaitHeldInStore(String key, boolean held) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!heldInStore(key)) {
-            assertThat(System.nanoTime() - deadline).as("%s held within 5 s of subscribe", key).isNegative();
+        while (heldInStore(key) != held) {
+            assertThat(System.nanoTime() - deadline).as("%s %s within 5 s", key, held ? "held" : "released").isNegative();
             Thread.onSpinWait();
         }
     }
@@ -167,11 +172,7 @@ class AsyncResultTest {
         awaitHeld(key);
         subscription.dispose();
         // A cancellation that overtakes the acquisition's completion is released on the acquiring thread, a moment later.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (heldInStore(key)) {
-            assertThat(System.nanoTime() - deadline).as("released within 5 s of the cancellation").isNegative();
-            Thread.onSpinWait();
-        }
+        awaitHeldInStore(key, false);
     }
 
     /**
@@ -189,11 +190,7 @@ class AsyncResultTest {
             }
             subscription.dispose();
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (heldInStore(key)) {
-            assertThat(System.nanoTime() - deadline).as("released within 5 s of the last cancellation").isNegative();
-            Thread.onSpinWait();
-        }
+        awaitHeldInStore(key, false);
         assertThat(service.mono(id, Mono.just("after")).block(Duration.ofSeconds(5))).isEqualTo("after");
     }
 

@@ -1,14 +1,12 @@
 package dev.dlock.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.testkit.faults.Fault;
+import dev.dlock.testkit.faults.FaultGuarantees;
 import dev.dlock.testkit.faults.FaultReport;
 import dev.dlock.testkit.faults.FaultSuite;
 import dev.dlock.testkit.redis.RedisSentinelSetup;
@@ -26,9 +24,6 @@ import redis.clients.jedis.Jedis;
  * {@code -Ddlock.faults.minutes=30} (see docs/reliability.md).
  */
 class FaultSuiteTest {
-
-    /** The only errors a worker may see under these faults: waits that ran out and calls the store could not answer. */
-    private static final Set<String> EXPECTED_ERRORS = Set.of("acquire-timeout", "acquire-store-error", "release-store-error");
 
     @Test
     void standaloneRedisUnderKillsPausesRestartsSlowRepliesAndCutConnections() throws Exception {
@@ -60,7 +55,7 @@ class FaultSuiteTest {
                     }))
                     .directory(Path.of("target", "fault-suite", "standalone"))
                     .build().run();
-            assertGuarantees(report);
+            FaultGuarantees.assertHeld(report, FaultGuarantees.STORE_ERRORS);
         }
     }
 
@@ -77,7 +72,7 @@ class FaultSuiteTest {
                     .fault(Fault.of("failover", () -> failover(sentinel)))
                     .directory(Path.of("target", "fault-suite", "sentinel"))
                     .build().run();
-            assertGuarantees(report);
+            FaultGuarantees.assertHeld(report, FaultGuarantees.STORE_ERRORS);
         }
     }
 
@@ -96,17 +91,4 @@ class FaultSuiteTest {
         return "SIGKILL of master " + oldMaster + "; " + promoted.uri() + " promoted after " + promotedAfter + " ms; old master back as replica";
     }
 
-    private static void assertGuarantees(FaultReport report) {
-        FaultReport.Score score = report.score();
-        assertThat(score.letThrough()).as("overlaps the fencing referee let through").isZero();
-        assertThat(score.silentLosses()).as("leases lost without the holder being told").isEmpty();
-        assertThat(report.locksLeftHeld()).as("locks left held after the run").isZero();
-        assertThat(report.faults()).as("faults injected").isNotEmpty()
-                .allSatisfy(fault -> {
-                    assertThat(fault.detail()).as(fault.name()).doesNotStartWith("failed to inject");
-                    assertThat(fault.recoveredAfter()).as("a section completed after " + fault.name() + " at " + fault.at()).isNotNull();
-                });
-        assertThat(score.errors().keySet()).as("kinds of errors the workers saw").isSubsetOf(EXPECTED_ERRORS);
-        assertThat(score.sections()).as("critical sections completed").isPositive();
-    }
 }

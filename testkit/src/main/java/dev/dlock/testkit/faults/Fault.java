@@ -1,6 +1,7 @@
 package dev.dlock.testkit.faults;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * A fault the suite injects: it runs for as long as the fault lasts (a restart returns once the store is
@@ -20,11 +21,14 @@ public interface Fault {
         /** A worker index, preferring one that is inside a critical section now (so holding a lock). */
         int pickHolder();
 
-        /** Kills the worker with SIGKILL and starts a fresh one in its place. */
+        /** Kills the worker with SIGKILL, at a moment it is inside a critical section, and starts a fresh one in its place. */
         void killAndReplace(int worker) throws Exception;
 
-        /** Stops the worker with SIGSTOP for {@code duration}, then lets it go on with SIGCONT. */
+        /** Stops the worker with SIGSTOP, at a moment it is inside a critical section, for {@code duration}; then SIGCONT. */
         void pause(int worker, Duration duration) throws Exception;
+
+        /** The lock keys most sections contend on, for store faults that aim at them (say, the master of their slot). */
+        List<String> hotKeys();
     }
 
     /** A store fault from a name and an action. */

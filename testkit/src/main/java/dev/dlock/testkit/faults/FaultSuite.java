@@ -34,6 +34,8 @@ import dev.dlock.testkit.BackendFactory;
 public final class FaultSuite {
 
     private static final Logger log = LoggerFactory.getLogger(FaultSuite.class);
+    /** How often a holder fault stops a worker and lets it go again before it finds it inside a section. */
+    private static final int STOP_ATTEMPTS = 50;
 
     /** How big and how long a run is; {@link #fromSystemProperties} reads overrides for the long mode. */
     public record Settings(Duration duration, int jvms, int threadsPerJvm, int hotKeys, int coldKeys, Duration leaseTime,
@@ -230,6 +232,15 @@ public final class FaultSuite {
             return worker;
         }
 
+        @Override
+        public List<String> hotKeys() {
+            List<String> hot = new ArrayList<>();
+            for (int i = 0; i < settings.hotKeys(); i++) {
+                hot.add(keyPrefix + i);
+            }
+            return hot;
+        }
+
         synchronized Set<String> takeVictimKeys() {
             Set<String> keys = victimKeys;
             victimKeys = Set.of();
@@ -239,21 +250,45 @@ public final class FaultSuite {
         @Override
         public void killAndReplace(int worker) throws Exception {
             Process process = processes[worker];
+            stopHolding(worker);
             process.destroyForcibly();
             process.waitFor(30, TimeUnit.SECONDS);
+            paused.remove(process.pid());
             start(worker);
         }
 
         @Override
         public void pause(int worker, Duration duration) throws Exception {
             long pid = processes[worker].pid();
-            signal("STOP", pid);
-            paused.add(pid);
+            stopHolding(worker);
             try {
                 Thread.sleep(duration.toMillis());
             } finally {
                 signal("CONT", pid);
                 paused.remove(pid);
+            }
+        }
+
+        /**
+         * Stops the worker (SIGSTOP) at a moment the referee sees it inside a section, so the fault hits a
+         * holder: a section lasts milliseconds, and a worker picked while inside may have left by the time the
+         * signal lands. Gives up after a few tries and keeps the worker stopped anyway.
+         */
+        private void stopHolding(int worker) throws IOException, InterruptedException {
+            long pid = processes[worker].pid();
+            for (int attempt = 1; ; attempt++) {
+                signal("STOP", pid);
+                paused.add(pid);
+                Set<String> keys = referee.keysInsideOf(worker);
+                if (!keys.isEmpty() || attempt == STOP_ATTEMPTS) {
+                    synchronized (this) {
+                        victimKeys = keys;
+                    }
+                    return;
+                }
+                signal("CONT", pid);
+                paused.remove(pid);
+                Thread.sleep(5);
             }
         }
 

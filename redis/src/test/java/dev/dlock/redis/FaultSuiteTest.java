@@ -21,7 +21,8 @@ import redis.clients.jedis.Jedis;
  * slows down, drops connections or fails over. What users rely on must hold in every run: no overlap
  * gets past the fencing check, no holder loses its lease without being told, nothing stays locked,
  * and the workload recovers after every fault. The long mode is the same test with
- * {@code -Ddlock.faults.minutes=30} (see docs/reliability.md).
+ * {@code -Ddlock.faults.minutes=30} (see docs/reliability.md); Cluster and Redlock are in
+ * {@link FaultSuiteTopologiesTest}, outside the test command.
  */
 class FaultSuiteTest {
 

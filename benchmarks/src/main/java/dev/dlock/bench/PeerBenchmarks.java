@@ -57,7 +57,7 @@ public final class PeerBenchmarks {
                 case "--out-dir" -> outDir = Path.of(args[++i]);
                 case "--scenarios" -> scenarios = Set.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4");
+                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5");
             }
         }
         System.setProperty("java.awt.headless", "true");
@@ -88,6 +88,9 @@ public final class PeerBenchmarks {
             }
             if (scenarios.contains("3") || scenarios.contains("4")) {
                 heldLeases(redis);
+            }
+            if (scenarios.contains("5")) {
+                threadPerLock(redis);
             }
             report.add(String.format(Locale.ROOT, "Load average at the end: %.1f.", os.getSystemLoadAverage()));
             report.add("");
@@ -199,6 +202,31 @@ public final class PeerBenchmarks {
         verdict("Scenario 2: no dlock thread starved (fewest/most ≥ 0.5), 2 JVMs", dlock.fairness(), 0.5);
         verdictAtMost("Scenario 2: dlock overlaps", dlock.overlaps(), 0);
         log.info("Hot key libraries done: {}", libraries);
+    }
+
+    // ---------------------------------------------------------------- scenario 5
+
+    /** One renewal thread per held lock against dlock's one watchdog, at 10,000 held locks. */
+    private void threadPerLock(RedisServerProcess redis) throws Exception {
+        int holdSeconds = quick ? 12 : 30;
+        List<HeldLeasesPeers.Row> rows = new ArrayList<>();
+        for (String id : List.of("dlock", "thread-per-lock")) {
+            log.info("Renewal threads: {} x 10,000 for {} s", id, holdSeconds);
+            rows.add(HeldLeasesPeers.run(redis, id, 10_000, holdSeconds, workDir));
+        }
+        report.add(String.format(Locale.ROOT, "### 5. A renewal thread per lock against one watchdog: 10,000 locks held for %d s", holdSeconds));
+        report.add("");
+        report.add("Each in a fresh child JVM: live threads and resident memory once the locks are held, heap per lock, "
+                + "Redis commands per second and CPU while only holding, lapses at the end.");
+        report.add("");
+        report.add("| design | live threads | resident MiB | heap bytes per lock | Redis commands/s | JVM CPU ms/s | renewal threads CPU ms/s | lapses |");
+        report.add("|---|---|---|---|---|---|---|---|");
+        for (HeldLeasesPeers.Row row : rows) {
+            report.add(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.1f | %.1f | %.1f | %d |", row.library(), row.liveThreads(),
+                    row.residentMiB(), row.heapBytesPerLock(), row.commandsPerSecond(), row.processCpuMillisPerSecond(),
+                    row.renewalThreadCpuMillisPerSecond(), row.lapses()));
+        }
+        report.add("");
     }
 
     // ---------------------------------------------------------------- scenarios 3 and 4

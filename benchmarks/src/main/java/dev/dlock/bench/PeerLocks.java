@@ -56,6 +56,8 @@ final class PeerLocks {
         DESCRIPTIONS.put("rlr-spin", "Spring Integration 7.0.0 RedisLockRegistry, default SPIN_LOCK (retry every 100 ms)");
         DESCRIPTIONS.put("rlr-pubsub", "RedisLockRegistry with RedisLockType.PUB_SUB_LOCK");
         DESCRIPTIONS.put("rlr-renewing", "RedisLockRegistry (spin) with a renewal TaskScheduler, the mode that renews leases");
+        DESCRIPTIONS.put("thread-per-lock", "Jedis SET NX PX 30000 and one daemon thread per held lock extending it every 10 s "
+                + "by Lua compare-and-PEXPIRE (the one-renewal-thread-per-lock design)");
         DESCRIPTIONS.put("lock4j", "lock4j 2.2.7 LockTemplate + RedisTemplateLockExecutor (fixed 30 s expiry, retry every 100 ms)");
     }
 
@@ -84,6 +86,7 @@ final class PeerLocks {
             case "rlr-pubsub" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK, false);
             case "rlr-renewing" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.SPIN_LOCK, true);
             case "lock4j" -> new Lock4j();
+            case "thread-per-lock" -> new ThreadPerLock();
             default -> throw new IllegalArgumentException("unknown library '" + id + "', known: " + ids());
         };
     }
@@ -141,6 +144,74 @@ final class PeerLocks {
         @Override
         public String storeKey(String key) {
             return "raw:" + key;
+        }
+
+        @Override
+        public void close() {
+            redis.close();
+        }
+    }
+
+    /** The design the watchdog replaces: each held lock has a renewal thread of its own. */
+    static final class ThreadPerLock implements LockUnderTest {
+        private static final String COMPARE_AND_DELETE =
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+        private static final String COMPARE_AND_EXPIRE =
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+        private static final String RENEWAL_THREAD = "renewal-";
+        private final UnifiedJedis redis = BenchRedis.client();
+        private final String deleteSha = redis.scriptLoad(COMPARE_AND_DELETE);
+        private final String expireSha = redis.scriptLoad(COMPARE_AND_EXPIRE);
+        private final String ownerPrefix = UUID.randomUUID() + ":";
+        private final AtomicLong ownerSequence = new AtomicLong();
+
+        @Override
+        public String name() {
+            return "thread-per-lock";
+        }
+
+        @Override
+        public AutoCloseable lock(String key) throws InterruptedException {
+            String owner = ownerPrefix + ownerSequence.incrementAndGet();
+            String rawKey = storeKey(key);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("thread-per-lock: " + key + " not acquired within " + WAIT);
+                }
+                TimeUnit.MILLISECONDS.sleep(1);
+            }
+            Thread renewal = new Thread(() -> {
+                try {
+                    while (true) {
+                        TimeUnit.SECONDS.sleep(10);
+                        redis.evalsha(expireSha, List.of(rawKey), List.of(owner, "30000"));
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, RENEWAL_THREAD + key);
+            renewal.setDaemon(true);
+            renewal.start();
+            return () -> {
+                renewal.interrupt();
+                redis.evalsha(deleteSha, List.of(rawKey), List.of(owner));
+            };
+        }
+
+        @Override
+        public boolean renewsLeases() {
+            return true;
+        }
+
+        @Override
+        public String storeKey(String key) {
+            return "tpl:" + key;
+        }
+
+        @Override
+        public boolean isRenewalThread(String threadName) {
+            return threadName.startsWith(RENEWAL_THREAD);
         }
 
         @Override

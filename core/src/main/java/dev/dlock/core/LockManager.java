@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -58,6 +59,8 @@ public final class LockManager implements AutoCloseable {
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
     private final Optional<RenewalGrouping> renewalGrouping;
+    /** The kinds of lock the store takes, asked once. */
+    private final Set<LockKind.Mode> supportedModes;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     private final boolean sessionKept;
     private final Duration defaultWaitTime;
@@ -82,6 +85,7 @@ public final class LockManager implements AutoCloseable {
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
         this.renewalGrouping = backend.renewalGrouping();
+        this.supportedModes = Set.copyOf(backend.supportedModes());
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
@@ -285,9 +289,9 @@ public final class LockManager implements AutoCloseable {
             throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
         LockKind kind = request.kind();
-        if (!backend.supportedModes().contains(kind.mode())) {
+        if (kind != LockKind.EXCLUSIVE && !supportedModes.contains(kind.mode())) {
             throw new IllegalArgumentException("the store " + backend.getClass().getSimpleName() + " cannot take " + kind
-                    + " locks (it supports " + backend.supportedModes() + "); key '" + key + "'");
+                    + " locks (it supports " + supportedModes + "); key '" + key + "'");
         }
         if (request.lockAtLeastFor() != null && sessionKept) {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "

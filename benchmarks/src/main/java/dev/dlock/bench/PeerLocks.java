@@ -108,6 +108,17 @@ final class PeerLocks {
         return factory;
     }
 
+    /** SET NX PX 30 s of {@code rawKey} to {@code owner}, retried every millisecond while held, for up to {@link #WAIT}. */
+    private static void setWhenFree(UnifiedJedis redis, String rawKey, String owner, String library) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(library + ": " + rawKey + " not acquired within " + WAIT);
+            }
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+    }
+
     /** The baseline: SET NX PX with an owner token, retry every millisecond while held, compare-and-delete by EVALSHA. */
     static final class RawJedis implements LockUnderTest {
         private static final String COMPARE_AND_DELETE =
@@ -126,13 +137,7 @@ final class PeerLocks {
         public AutoCloseable lock(String key) throws InterruptedException {
             String owner = ownerPrefix + ownerSequence.incrementAndGet();
             String rawKey = storeKey(key);
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("raw-jedis: " + key + " not acquired within " + WAIT);
-                }
-                TimeUnit.MILLISECONDS.sleep(1);
-            }
+            setWhenFree(redis, rawKey, owner, name());
             return () -> redis.evalsha(compareAndDeleteSha, List.of(rawKey), List.of(owner));
         }
 
@@ -174,13 +179,7 @@ final class PeerLocks {
         public AutoCloseable lock(String key) throws InterruptedException {
             String owner = ownerPrefix + ownerSequence.incrementAndGet();
             String rawKey = storeKey(key);
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("thread-per-lock: " + key + " not acquired within " + WAIT);
-                }
-                TimeUnit.MILLISECONDS.sleep(1);
-            }
+            setWhenFree(redis, rawKey, owner, name());
             Thread renewal = new Thread(() -> {
                 try {
                     while (true) {

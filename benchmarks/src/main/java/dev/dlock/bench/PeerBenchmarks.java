@@ -57,7 +57,7 @@ public final class PeerBenchmarks {
                 case "--out-dir" -> outDir = Path.of(args[++i]);
                 case "--scenarios" -> scenarios = Set.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5");
+                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6");
             }
         }
         System.setProperty("java.awt.headless", "true");
@@ -91,6 +91,9 @@ public final class PeerBenchmarks {
             }
             if (scenarios.contains("5")) {
                 threadPerLock(redis);
+            }
+            if (scenarios.contains("6")) {
+                fairAgainstUnfair(redis);
             }
             report.add(String.format(Locale.ROOT, "Load average at the end: %.1f.", os.getSystemLoadAverage()));
             report.add("");
@@ -202,6 +205,28 @@ public final class PeerBenchmarks {
         verdict("Scenario 2: no dlock thread starved (fewest/most ≥ 0.5), 2 JVMs", dlock.fairness(), 0.5);
         verdictAtMost("Scenario 2: dlock overlaps", dlock.overlaps(), 0);
         log.info("Hot key libraries done: {}", libraries);
+    }
+
+    // ---------------------------------------------------------------- scenario 6
+
+    /** What FIFO order across JVMs costs per hand-off: the fair lock against the exclusive one on one hot key. */
+    private void fairAgainstUnfair(RedisServerProcess redis) throws Exception {
+        int threadsPerJvm = 8;
+        List<HotKeyPeers.Row> rows = new ArrayList<>();
+        for (String id : List.of("dlock", "dlock-fair")) {
+            log.info("Fair against unfair: {}", id);
+            rows.add(HotKeyPeers.run(redis, id, threadsPerJvm, quick ? 3_000 : 15_000, workDir));
+        }
+        report.add("### 6. Fair against exclusive: one hot key, 2 JVMs × 8 threads");
+        report.add("");
+        report.add("| lock | hand-offs/s | gap p50 µs | gap p99 µs | Redis commands / hand-off | fewest / most per thread | overlaps |");
+        report.add("|---|---|---|---|---|---|---|");
+        for (HotKeyPeers.Row row : rows) {
+            report.add(String.format(Locale.ROOT, "| %s | %,.0f | %.0f | %.0f | %.1f | %d / %d (%.2f) | %d |", row.library(),
+                    row.handOffsPerSecond(), row.gapP50Micros(), row.gapP99Micros(), row.commandsPerHandOff(),
+                    row.minPerThread(), row.maxPerThread(), row.fairness(), row.overlaps()));
+        }
+        report.add("");
     }
 
     // ---------------------------------------------------------------- scenario 5

@@ -5,7 +5,9 @@ import com.baomidou.lock.LockTemplate;
 import com.baomidou.lock.executor.RedisTemplateLockExecutor;
 import com.baomidou.lock.spring.boot.autoconfigure.Lock4jProperties;
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import dev.dlock.redis.RedisLockBackend;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
@@ -50,6 +52,7 @@ final class PeerLocks {
     static {
         DESCRIPTIONS.put("raw-jedis", "Jedis SET NX PX 30000 + Lua compare-and-delete; waits by retrying every 1 ms");
         DESCRIPTIONS.put("dlock", "dlock LockManager.acquire(key, 60 s), watchdog-managed 30 s lease");
+        DESCRIPTIONS.put("dlock-fair", "dlock LockManager.acquire with LockKind.FAIR: every waiting thread queues in Redis, FIFO across JVMs");
         DESCRIPTIONS.put("dlock-annotation", "dlock @DistributedLock(key = \"#key\") through a Spring AOP proxy");
         DESCRIPTIONS.put("redisson", "Redisson 4.7.0 RLock.lock(), defaults (pool 64, watchdog 30 s)");
         DESCRIPTIONS.put("redisson-pool128", "Redisson RLock.lock() with connectionPoolSize = minimumIdle = 128");
@@ -78,7 +81,8 @@ final class PeerLocks {
     static LockUnderTest open(String id) {
         return switch (id) {
             case "raw-jedis" -> new RawJedis();
-            case "dlock" -> new Dlock();
+            case "dlock" -> new Dlock("dlock", LockKind.EXCLUSIVE);
+            case "dlock-fair" -> new Dlock("dlock-fair", LockKind.FAIR);
             case "dlock-annotation" -> new DlockAnnotation();
             case "redisson" -> new RedissonLocks(id, false);
             case "redisson-pool128" -> new RedissonLocks(id, true);
@@ -224,15 +228,22 @@ final class PeerLocks {
         private final UnifiedJedis redis = BenchRedis.client();
         private final RedisLockBackend backend = RedisLockBackend.builder(redis).build();
         private final LockManager locks = LockManager.builder(backend).build();
+        private final String name;
+        private final LockKind kind;
+
+        Dlock(String name, LockKind kind) {
+            this.name = name;
+            this.kind = kind;
+        }
 
         @Override
         public String name() {
-            return "dlock";
+            return name;
         }
 
         @Override
         public AutoCloseable lock(String key) {
-            return locks.acquire(key, WAIT);
+            return locks.acquire(LockRequest.builder(key).kind(kind).waitTime(WAIT).build());
         }
 
         @Override

@@ -1,6 +1,7 @@
 package dev.dlock.quickstart;
 
 import com.jayway.jsonpath.JsonPath;
+import dev.dlock.testkit.Concurrently;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -84,22 +84,7 @@ class QuickStartTest {
         int threads = 4;
         int calls = 10;
         int before = shipping.overlaps.counter();
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < calls; i++) {
-                        orders.ship("42");
-                    }
-                }));
-            }
-            for (Future<?> future : futures) {
-                future.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        Concurrently.run(threads, calls, Duration.ofSeconds(60), () -> orders.ship("42"));
         assertThat(shipping.overlaps.overlaps()).as("callers inside ship(\"42\") together").isZero();
         assertThat(shipping.overlaps.counter() - before).as("no shipment lost").isEqualTo(threads * calls);
     }

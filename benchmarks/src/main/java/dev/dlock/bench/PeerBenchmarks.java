@@ -144,8 +144,8 @@ public final class PeerBenchmarks {
                 "pairs/s", categories, byLibrary(rows, UncontendedPeers.Row::library, UncontendedPeers.Row::pairsPerSecond));
         PeerCharts.bars(outDir.resolve("uncontended-p99.png"), "Uncontended lock + unlock, p99 latency (µs)", "",
                 "µs", categories, byLibrary(rows, UncontendedPeers.Row::library, UncontendedPeers.Row::p99Micros));
-        report.add("![uncontended throughput](peer-benchmarks/uncontended-throughput.png)");
-        report.add("![uncontended p99](peer-benchmarks/uncontended-p99.png)");
+        report.add("![uncontended throughput](uncontended-throughput.png)");
+        report.add("![uncontended p99](uncontended-p99.png)");
         report.add("");
         for (int threads : threadCounts) {
             double dlock = ratio(rows, "dlock", threads);
@@ -194,8 +194,8 @@ public final class PeerBenchmarks {
                 List.of("hand-offs/s"), single(rows, HotKeyPeers.Row::library, HotKeyPeers.Row::handOffsPerSecond));
         PeerCharts.bars(outDir.resolve("hot-key-commands.png"), "One hot key: Redis commands per hand-off", "", "commands",
                 List.of("commands per hand-off"), single(rows, HotKeyPeers.Row::library, HotKeyPeers.Row::commandsPerHandOff));
-        report.add("![hot key hand-offs](peer-benchmarks/hot-key-handoffs.png)");
-        report.add("![hot key commands](peer-benchmarks/hot-key-commands.png)");
+        report.add("![hot key hand-offs](hot-key-handoffs.png)");
+        report.add("![hot key commands](hot-key-commands.png)");
         report.add("");
         HotKeyPeers.Row dlock = find(rows, HotKeyPeers.Row::library, "dlock");
         HotKeyPeers.Row redisson = find(rows, HotKeyPeers.Row::library, "redisson");
@@ -306,9 +306,9 @@ public final class PeerBenchmarks {
                 "CPU ms/s", categories, byLibrary(rows, HeldLeasesPeers.Row::library, HeldLeasesPeers.Row::processCpuMillisPerSecond));
         PeerCharts.bars(outDir.resolve("heap-per-lock.png"), "Heap per held lock (bytes, 10,000 held)", "", "bytes",
                 List.of("bytes per held lock"), single(heapRows, HeldLeasesPeers.Row::library, HeldLeasesPeers.Row::heapBytesPerLock));
-        report.add("![held leases commands](peer-benchmarks/held-leases-commands.png)");
-        report.add("![held leases cpu](peer-benchmarks/held-leases-cpu.png)");
-        report.add("![heap per lock](peer-benchmarks/heap-per-lock.png)");
+        report.add("![held leases commands](held-leases-commands.png)");
+        report.add("![held leases cpu](held-leases-cpu.png)");
+        report.add("![heap per lock](heap-per-lock.png)");
         report.add("");
         for (int leases : counts) {
             HeldLeasesPeers.Row dlock = rows.stream().filter(r -> r.library().equals("dlock") && r.leases() == leases).findFirst().orElseThrow();

@@ -136,6 +136,116 @@ class RedisLockKindsTest {
     }
 
     @Test
+    void readersShareAndAWriterWaitsForThemWithAnIntentThatStopsNewReaders() {
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r1", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r2", 2_000)).isInstanceOf(AcquireResult.Acquired.class);
+
+        // The writer comes back before its 3 s intent lapses: within the earliest reader's expiry and a third of it.
+        assertThat(backend.tryAcquire(LockKind.WRITE, "rw", "w", 30_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+                held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 1_000L));
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(keys.writerWaitingKey("rw"))).isEqualTo("w");
+            assertThat(admin.pttl(keys.writerWaitingKey("rw"))).isBetween(1L, 3_000L);
+        }
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r3", 30_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+                held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 3_000L));
+        // A reader already in asks again (a lost reply): still a reader, with a fresh token.
+        long first = token(backend.tryAcquire(LockKind.READ, "rw", "r1", 30_000));
+        assertThat(token(backend.tryAcquire(LockKind.READ, "rw", "r1", 30_000))).isGreaterThan(first);
+
+        assertThat(backend.release(LockKind.READ, "rw", "r1", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.READ, "rw", "r2", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.tryAcquire(LockKind.WRITE, "rw", "w", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.exists(keys.writerWaitingKey("rw"))).as("the intent is gone once its writer holds the key").isFalse();
+            assertThat(admin.get(keys.writerKey("rw"))).isEqualTo("w");
+        }
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r3", 30_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+                held -> assertThat(held.remainingTtlMillis()).isBetween(3_001L, 30_000L));
+        assertThat(backend.tryAcquire(LockKind.WRITE, "rw", "w2", 30_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+                held -> assertThat(held.remainingTtlMillis()).isBetween(3_001L, 30_000L));
+    }
+
+    @Test
+    void theIntentOfAWriterThatStopsAskingLapsesAndReadersComeInAgain() {
+        RedisLockBackend shortIntents = RedisLockBackend.builder(client).fairWaiterTimeout(Duration.ofMillis(300)).build();
+        try (shortIntents; Jedis admin = server.admin()) {
+            shortIntents.tryAcquire(LockKind.READ, "rw", "r1", 30_000);
+            assertThat(shortIntents.tryAcquire(LockKind.WRITE, "rw", "dead-writer", 30_000)).isInstanceOf(AcquireResult.Held.class);
+            assertThat(shortIntents.tryAcquire(LockKind.READ, "rw", "r2", 30_000)).isInstanceOf(AcquireResult.Held.class);
+
+            await("the dead writer's intent to lapse", BOUND, () -> !admin.exists(keys.writerWaitingKey("rw")));
+            assertThat(shortIntents.tryAcquire(LockKind.READ, "rw", "r2", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        }
+    }
+
+    @Test
+    void aWithdrawnWriterLetsReadersInAtOnceAndOnlyItsOwnIntentIsDropped() {
+        backend.tryAcquire(LockKind.READ, "rw", "r1", 30_000);
+        backend.tryAcquire(LockKind.WRITE, "rw", "w", 30_000);
+
+        backend.withdraw(LockKind.WRITE, "rw", "someone-else");
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r2", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        backend.withdraw(LockKind.WRITE, "rw", "w");
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r2", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+    }
+
+    @Test
+    void aWriteLockReleasesLikeAnExclusiveOneAndExpiredReadersDoNotBlockIt() {
+        backend.tryAcquire(LockKind.READ, "rw", "short-reader", 100);
+        await("the short reader to expire", BOUND,
+                () -> backend.tryAcquire(LockKind.WRITE, "rw", "w", 30_000) instanceof AcquireResult.Acquired);
+        long token = token(backend.tryAcquire(LockKind.WRITE, "rw", "w", 30_000));
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.exists(keys.readersKey("rw"))).isFalse();
+        }
+
+        assertThat(backend.renew(List.of(new LeaseRenewal("rw", "w", 40_000, LockKind.WRITE)))).containsExactly(RenewalResult.RENEWED);
+        assertThat(backend.renew(List.of(new LeaseRenewal("rw", "x", 40_000, LockKind.WRITE)))).containsExactly(RenewalResult.TAKEN);
+        assertThat(backend.release(LockKind.WRITE, "rw", "x", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release(LockKind.WRITE, "rw", "w", token)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.WRITE, "rw", "w", token)).isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(backend.tryAcquire(LockKind.READ, "rw", "r", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.release(LockKind.WRITE, "rw", "w", token)).as("a reader took a token since").isEqualTo(ReleaseResult.NOT_OWNER);
+    }
+
+    @Test
+    void tokensIncreaseAcrossEveryKindOfOneKey() {
+        long previous = 0;
+        for (LockKind kind : List.of(LockKind.EXCLUSIVE, THREE, LockKind.READ, LockKind.FAIR, LockKind.WRITE, THREE,
+                LockKind.EXCLUSIVE, LockKind.READ)) {
+            String owner = "owner-" + previous;
+            long token = token(backend.tryAcquire(kind, "t", owner, 30_000));
+            assertThat(token).as("token of %s", kind).isGreaterThan(previous);
+            assertThat(backend.release(kind, "t", owner, token)).isEqualTo(ReleaseResult.RELEASED);
+            previous = token;
+        }
+    }
+
+    @Test
+    void aRenewBatchMixingKindsAnswersEachLeaseInRequestOrder() {
+        backend.tryAcquire(LockKind.EXCLUSIVE, "m1", "o", 1_000);
+        backend.tryAcquire(LockKind.READ, "m2", "o", 1_000);
+        backend.tryAcquire(THREE, "m3", "o", 1_000);
+        backend.tryAcquire(LockKind.WRITE, "m4", "o", 1_000);
+        backend.tryAcquire(LockKind.FAIR, "m5", "o", 1_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "m6", "other", 1_000);
+        List<LeaseRenewal> batch = List.of(new LeaseRenewal("m1", "o", 60_000), new LeaseRenewal("m2", "o", 60_000, LockKind.READ),
+                new LeaseRenewal("gone", "o", 60_000, THREE), new LeaseRenewal("m3", "o", 60_000, THREE),
+                new LeaseRenewal("m4", "o", 60_000, LockKind.WRITE), new LeaseRenewal("m5", "o", 60_000, LockKind.FAIR),
+                new LeaseRenewal("m6", "o", 60_000), new LeaseRenewal("m2", "x", 60_000, LockKind.READ));
+
+        assertThat(backend.renew(batch)).containsExactly(RenewalResult.RENEWED, RenewalResult.RENEWED, RenewalResult.EXPIRED,
+                RenewalResult.RENEWED, RenewalResult.RENEWED, RenewalResult.RENEWED, RenewalResult.TAKEN, RenewalResult.EXPIRED);
+        try (Jedis admin = server.admin()) {
+            for (String renewed : List.of(keys.lockKey("m1"), keys.readersKey("m2"), keys.permitsKey("m3"), keys.writerKey("m4"),
+                    keys.lockKey("m5"))) {
+                assertThat(admin.pttl(renewed)).as(renewed).isGreaterThan(30_000L);
+            }
+        }
+    }
+
+    @Test
     void badArgumentsAreRefusedWithTheirName() {
         assertThatThrownBy(() -> backend.tryAcquire(THREE, "p", "", 1_000)).hasMessageContaining("owner");
         assertThatThrownBy(() -> backend.tryAcquire(THREE, "p", "a", 0)).hasMessageContaining("leaseMillis");

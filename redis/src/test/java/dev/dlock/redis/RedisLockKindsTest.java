@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -246,6 +248,148 @@ class RedisLockKindsTest {
     }
 
     @Test
+    void fairWaitersAreServedInArrivalOrderAndAskedBackWithinAThirdOfTheTimeout() {
+        backend.tryAcquire(LockKind.FAIR, "f", "a", 30_000);
+        for (String waiter : List.of("b", "c", "d")) {
+            assertThat(backend.tryAcquire(LockKind.FAIR, "f", waiter, 30_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+                    held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 1_000L));
+        }
+        backend.release(LockKind.FAIR, "f", "a", 0);
+
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "d", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "c", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        long first = token(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000));
+        // b's reply was lost and its client asks again: still b's, fresh token, and b is out of the queue.
+        assertThat(token(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000))).isGreaterThan(first);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.zrange(keys.fairQueueKey("f"), 0, -1)).containsExactly("c", "d");
+            assertThat(admin.zrange(keys.fairSeenKey("f"), 0, -1)).containsExactlyInAnyOrder("c", "d");
+        }
+        backend.release(LockKind.FAIR, "f", "b", 0);
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "d", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "c", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+    }
+
+    @Test
+    void anExclusiveAcquisitionMayBargeButNeverOverlapsAFairHolder() {
+        backend.tryAcquire(LockKind.FAIR, "f", "a", 30_000);
+        backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000);
+        assertThat(backend.tryAcquire("f", "x", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        backend.release(LockKind.FAIR, "f", "a", 0);
+
+        assertThat(backend.tryAcquire("f", "x", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "f", "x", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+    }
+
+    @Test
+    void aWithdrawnFairWaiterLeavesTheQueueAndTheNextIsWoken() throws Exception {
+        backend.tryAcquire(LockKind.FAIR, "f", "a", 30_000);
+        backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000);
+        backend.tryAcquire(LockKind.FAIR, "f", "c", 30_000);
+        backend.release(LockKind.FAIR, "f", "a", 0);
+        CountDownLatch woken = new CountDownLatch(1);
+        try (var subscription = backend.releaseNotices().orElseThrow().subscribe("f", woken::countDown)) {
+            assertThat(subscription.awaitActive(BOUND)).isTrue();
+
+            backend.withdraw(LockKind.FAIR, "f", "b");
+
+            assertThat(woken.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the first waiter left a free lock: the next one hears of it").isTrue();
+        }
+        assertThat(backend.tryAcquire(LockKind.FAIR, "f", "c", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.exists(keys.fairQueueKey("f"), keys.fairSeenKey("f"))).isZero();
+        }
+    }
+
+    @Test
+    void deadWaitersDelayTheNextByOneWaiterTimeoutTogetherNotOneEach() {
+        RedisLockBackend fair = RedisLockBackend.builder(client).fairWaiterTimeout(Duration.ofSeconds(1)).build();
+        try (fair; Jedis admin = server.admin()) {
+            fair.tryAcquire(LockKind.FAIR, "f", "holder", 30_000);
+            for (String dead : List.of("dead-1", "dead-2", "dead-3")) {
+                assertThat(fair.tryAcquire(LockKind.FAIR, "f", dead, 30_000)).isInstanceOf(AcquireResult.Held.class);
+            }
+            long lastDeadAsked = serverMillis(admin);
+            fair.release(LockKind.FAIR, "f", "holder", 0);
+
+            askUntilAcquired(fair, LockKind.FAIR, "f", "live");
+            long waited = serverMillis(admin) - lastDeadAsked;
+
+            assertThat(waited).as("the dead waiters kept their places for the timeout").isGreaterThanOrEqualTo(1_000);
+            assertThat(waited).as("three dead waiters cost one timeout, plus a third of it between asks and slack")
+                    .isLessThan(2_500);
+        }
+    }
+
+    @Test
+    void aLiveWaiterKeepsItsPlaceForThreeWaiterTimeoutsAndThenGetsTheLock() {
+        RedisLockBackend fair = RedisLockBackend.builder(client).fairWaiterTimeout(Duration.ofMillis(300)).build();
+        try (fair; Jedis admin = server.admin()) {
+            fair.tryAcquire(LockKind.FAIR, "f", "holder", 30_000);
+            long start = serverMillis(admin);
+            long asks = 0;
+            while (serverMillis(admin) - start < 900) {
+                AcquireResult result = fair.tryAcquire(LockKind.FAIR, "f", "patient", 30_000);
+                asks++;
+                pause(((AcquireResult.Held) result).remainingTtlMillis());
+            }
+            assertThat(fair.tryAcquire(LockKind.FAIR, "f", "late", 30_000)).isInstanceOf(AcquireResult.Held.class);
+            fair.release(LockKind.FAIR, "f", "holder", 0);
+
+            assertThat(fair.tryAcquire(LockKind.FAIR, "f", "late", 30_000)).isInstanceOf(AcquireResult.Held.class);
+            assertThat(fair.tryAcquire(LockKind.FAIR, "f", "patient", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(asks).isGreaterThanOrEqualTo(3);
+        }
+    }
+
+    @Test
+    void seenTimesNeverLieAheadOfTheServerClockAndAbandonedQueuesExpire() {
+        RedisLockBackend fair = RedisLockBackend.builder(client).fairWaiterTimeout(Duration.ofMillis(300)).build();
+        try (fair; Jedis admin = server.admin()) {
+            for (int cycle = 0; cycle < 50; cycle++) {
+                List<String> owners = List.of("holder-" + cycle, "waiter-a-" + cycle, "waiter-b-" + cycle);
+                assertThat(fair.tryAcquire(LockKind.FAIR, "f", owners.get(0), 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+                fair.tryAcquire(LockKind.FAIR, "f", owners.get(1), 30_000);
+                fair.tryAcquire(LockKind.FAIR, "f", owners.get(2), 30_000);
+                List<Tuple> seen = admin.zrangeWithScores(keys.fairSeenKey("f"), 0, -1);
+                long now = serverMillis(admin);
+                assertThat(seen).hasSize(2).allSatisfy(entry -> assertThat(entry.getScore())
+                        .as("seen of %s", entry.getElement()).isLessThanOrEqualTo(now));
+                assertThat(admin.pttl(keys.fairQueueKey("f"))).isBetween(1L, 900L);
+                assertThat(admin.pttl(keys.fairSeenKey("f"))).isBetween(1L, 900L);
+                for (String owner : owners) {
+                    askUntilAcquired(fair, LockKind.FAIR, "f", owner);
+                    fair.release(LockKind.FAIR, "f", owner, 0);
+                }
+            }
+            fair.tryAcquire(LockKind.FAIR, "f", "holder", 30_000);
+            fair.tryAcquire(LockKind.FAIR, "f", "abandoned-1", 30_000);
+            fair.tryAcquire(LockKind.FAIR, "f", "abandoned-2", 30_000);
+            await("the abandoned queue to expire", BOUND,
+                    () -> admin.exists(keys.fairQueueKey("f"), keys.fairSeenKey("f")) == 0);
+        }
+    }
+
+    @Test
+    void aRestartedApplicationIsNotBlockedByItsOldQueueEntriesLongerThanTheWaiterTimeout() {
+        RedisLockBackend fair = RedisLockBackend.builder(client).fairWaiterTimeout(Duration.ofSeconds(1)).build();
+        try (fair; Jedis admin = server.admin()) {
+            // The old process: a holder whose short lease is never released, and waiters that never ask again.
+            fair.tryAcquire(LockKind.FAIR, "f", "old-holder", 200);
+            fair.tryAcquire(LockKind.FAIR, "f", "old-waiter-1", 30_000);
+            fair.tryAcquire(LockKind.FAIR, "f", "old-waiter-2", 30_000);
+            long crashedAt = serverMillis(admin);
+
+            askUntilAcquired(fair, LockKind.FAIR, "f", "new-1");
+            assertThat(serverMillis(admin) - crashedAt).isLessThan(2_500);
+            assertThat(admin.zrange(keys.fairQueueKey("f"), 0, -1)).doesNotContain("old-waiter-1", "old-waiter-2");
+        }
+    }
+
+    @Test
     void badArgumentsAreRefusedWithTheirName() {
         assertThatThrownBy(() -> backend.tryAcquire(THREE, "p", "", 1_000)).hasMessageContaining("owner");
         assertThatThrownBy(() -> backend.tryAcquire(THREE, "p", "a", 0)).hasMessageContaining("leaseMillis");
@@ -266,8 +410,25 @@ class RedisLockKindsTest {
         return Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
     }
 
-    static double latestScore(Jedis admin, String zset) {
-        List<Tuple> latest = admin.zrangeWithScores(zset, -1, -1);
-        return latest.isEmpty() ? 0 : latest.get(0).getScore();
+    /** Asks like the engine does: again after each Held's TTL, until acquired (bounded). */
+    static long askUntilAcquired(RedisLockBackend backend, LockKind kind, String key, String owner) {
+        long deadline = System.nanoTime() + BOUND.toNanos();
+        while (true) {
+            AcquireResult result = backend.tryAcquire(kind, key, owner, 30_000);
+            if (result instanceof AcquireResult.Acquired acquired) {
+                return acquired.fencingToken();
+            }
+            assertThat(System.nanoTime() - deadline).as("%s acquired %s within %s", owner, key, BOUND).isNegative();
+            pause(((AcquireResult.Held) result).remainingTtlMillis());
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(Math.max(1, millis));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
     }
 }

@@ -72,6 +72,10 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
     /** The largest allowed renewal batch; bigger scripts block Redis for too long. */
     public static final int MAX_RENEWAL_BATCH_SIZE = 10_000;
+    /** How long a fair waiter keeps its place without asking again, when nothing else is configured. */
+    public static final Duration DEFAULT_FAIR_WAITER_TIMEOUT = Duration.ofSeconds(3);
+    /** The shortest allowed fair waiter timeout: waiters ask again every third of it. */
+    public static final Duration MIN_FAIR_WAITER_TIMEOUT = Duration.ofMillis(100);
 
     private static final long ACQUIRED = 1;
     private static final long RELEASED = 1;
@@ -94,11 +98,6 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript SHARED_RELEASE = LuaScript.load(KIND_PRELUDE, "shared_release.lua");
     private static final LuaScript SHARED_RENEW = LuaScript.load(KIND_PRELUDE, "shared_renew.lua");
     private static final Set<LockKind.Mode> SUPPORTED_MODES = Collections.unmodifiableSet(EnumSet.allOf(LockKind.Mode.class));
-
-    /** How long a fair waiter keeps its place without asking again, when nothing else is configured. */
-    public static final Duration DEFAULT_FAIR_WAITER_TIMEOUT = Duration.ofSeconds(3);
-    /** The shortest allowed fair waiter timeout: waiters ask again every third of it. */
-    public static final Duration MIN_FAIR_WAITER_TIMEOUT = Duration.ofMillis(100);
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
@@ -342,13 +341,15 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             LeaseRenewal renewal = batch.get(i);
             requireOwner(renewal.owner());
             requirePositive(renewal.leaseMillis(), "leaseMillis");
-            LockKind kind = Objects.requireNonNull(renewal.kind(), "kind of the renewal of key '" + renewal.key() + "'");
-            int slot = cluster ? keys.slot(renewal.key()) : 0;
-            Map<Integer, SlotRenewals.SlotBatch> target = bySlot;
-            if (kind.shared()) {
-                target = sharedBySlot == null ? sharedBySlot = new LinkedHashMap<>() : sharedBySlot;
+            LockKind kind = renewal.kind();
+            if (kind == null) {
+                throw new IllegalArgumentException("renew batch entry for key '" + renewal.key() + "' has no kind");
             }
-            target.computeIfAbsent(slot, SlotRenewals.SlotBatch::new)
+            int slot = cluster ? keys.slot(renewal.key()) : 0;
+            if (kind.shared() && sharedBySlot == null) {
+                sharedBySlot = new LinkedHashMap<>();
+            }
+            (kind.shared() ? sharedBySlot : bySlot).computeIfAbsent(slot, SlotRenewals.SlotBatch::new)
                     .add(leaseKey(kind, renewal.key()), renewal.owner(), renewal.leaseMillis(), i);
         }
         RenewalResult[] results = new RenewalResult[batch.size()];

@@ -22,6 +22,7 @@ import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
+import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.resps.Tuple;
@@ -41,7 +42,9 @@ class RedisLockKindsTest {
     @BeforeAll
     static void startRedis() {
         server = RedisServerProcess.start();
-        client = RedisTestSupport.client(server);
+        // No failure is tested here: a generous timeout keeps a loaded machine from failing a call.
+        client = RedisClient.builder().hostAndPort(server.host(), server.port())
+                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5_000).build()).build();
     }
 
     @AfterAll
@@ -319,8 +322,8 @@ class RedisLockKindsTest {
             long waited = serverMillis(admin) - lastDeadAsked;
 
             assertThat(waited).as("the dead waiters kept their places for the timeout").isGreaterThanOrEqualTo(1_000);
-            assertThat(waited).as("three dead waiters cost one timeout, plus a third of it between asks and slack")
-                    .isLessThan(2_500);
+            // One timeout each would be three; one together, plus a third of it between asks, leaves slack for a busy machine.
+            assertThat(waited).as("three dead waiters cost one timeout together").isLessThan(3_000);
         }
     }
 
@@ -381,11 +384,12 @@ class RedisLockKindsTest {
             fair.tryAcquire(LockKind.FAIR, "f", "old-holder", 200);
             fair.tryAcquire(LockKind.FAIR, "f", "old-waiter-1", 30_000);
             fair.tryAcquire(LockKind.FAIR, "f", "old-waiter-2", 30_000);
+            fair.tryAcquire(LockKind.FAIR, "f", "old-waiter-3", 30_000);
             long crashedAt = serverMillis(admin);
 
             askUntilAcquired(fair, LockKind.FAIR, "f", "new-1");
-            assertThat(serverMillis(admin) - crashedAt).isLessThan(2_500);
-            assertThat(admin.zrange(keys.fairQueueKey("f"), 0, -1)).doesNotContain("old-waiter-1", "old-waiter-2");
+            assertThat(serverMillis(admin) - crashedAt).as("three old waiters cost one timeout together").isLessThan(3_000);
+            assertThat(admin.zrange(keys.fairQueueKey("f"), 0, -1)).doesNotContain("old-waiter-1", "old-waiter-2", "old-waiter-3");
         }
     }
 

@@ -79,8 +79,9 @@ class RedisLockKindsEngineTest {
     void threePermitsAreHeldAtOnceAndNeverMore() throws Exception {
         List<LockManager> managers = List.of(manager(), manager());
         OverlapDetector detector = new OverlapDetector();
-        // The first three holders wait for each other: only three permits at once let them all in together.
-        CountDownLatch threeTogether = new CountDownLatch(3);
+        // The first three holders stay inside until a fourth was refused: three permits at once, and not four.
+        CountDownLatch threeInside = new CountDownLatch(3);
+        CountDownLatch fourthRefused = new CountDownLatch(1);
         AtomicInteger failures = new AtomicInteger();
         for (int t = 0; t < 6; t++) {
             LockManager locks = managers.get(t % 2);
@@ -88,9 +89,9 @@ class RedisLockKindsEngineTest {
                 for (int round = 0; round < 15; round++) {
                     try (LockHandle permit = locks.acquire(request("permits", LockKind.permits(3)))) {
                         detector.enter();
-                        if (threeTogether.getCount() > 0) {
-                            threeTogether.countDown();
-                            threeTogether.await(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+                        if (threeInside.getCount() > 0) {
+                            threeInside.countDown();
+                            fourthRefused.await(BOUND.toMillis(), TimeUnit.MILLISECONDS);
                         }
                         detector.exit();
                     } catch (RuntimeException | InterruptedException e) {
@@ -99,6 +100,10 @@ class RedisLockKindsEngineTest {
                 }
             });
         }
+        assertThat(threeInside.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("three holders at once").isTrue();
+        assertThat(manager().tryAcquire(LockRequest.builder("permits").kind(LockKind.permits(3)).waitTime(Duration.ZERO).build()))
+                .as("a fourth permit").isEmpty();
+        fourthRefused.countDown();
         joinAll();
 
         assertThat(failures).hasValue(0);
@@ -162,10 +167,11 @@ class RedisLockKindsEngineTest {
 
     @Test
     void fairWaitersOfThreeManagersGetTheLockInTheOrderTheyQueued() throws Exception {
-        LockManager holderSide = manager();
         List<String> order = new CopyOnWriteArrayList<>();
         try (Jedis admin = server.admin()) {
-            LockHandle held = holderSide.acquire(request("fair", LockKind.FAIR));
+            // A holder that dies: its lease runs out with no notice, and the last waiter to queue (told the shortest
+            // remaining lease) asks first; the queue must still serve the first. Each then hands over by release notice.
+            manager().backend().tryAcquire(LockKind.FAIR, "fair", "dying-holder", 1_500);
             for (int m = 1; m <= 3; m++) {
                 LockManager locks = manager();
                 String name = "manager-" + m;
@@ -177,7 +183,6 @@ class RedisLockKindsEngineTest {
                 int queued = m;
                 await(name + " queued in the store", BOUND, () -> admin.zcard(keys.fairQueueKey("fair")) == queued);
             }
-            held.close();
         }
         joinAll();
 
@@ -266,7 +271,7 @@ class RedisLockKindsEngineTest {
                 .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(CLIENT_TIMEOUT_MILLIS).build())
                 .build();
         RedisLockBackend backend = RedisLockBackend.builder(client).fairWaiterTimeout(WAITER_TIMEOUT).build();
-        LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofMillis(600)).build();
+        LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(5)).build();
         closeAfterTest.add(client);
         closeAfterTest.add(backend);
         closeAfterTest.add(locks);

@@ -25,7 +25,6 @@ import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 
@@ -267,9 +266,7 @@ class RedisLockKindsEngineTest {
 
     /** A manager over its own client and backend, as another JVM would have. */
     private LockManager manager(String host, int port) {
-        RedisClient client = RedisClient.builder().hostAndPort(host, port)
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(CLIENT_TIMEOUT_MILLIS).build())
-                .build();
+        RedisClient client = RedisTestSupport.client(host, port, CLIENT_TIMEOUT_MILLIS);
         RedisLockBackend backend = RedisLockBackend.builder(client).fairWaiterTimeout(WAITER_TIMEOUT).build();
         LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofSeconds(5)).build();
         closeAfterTest.add(client);

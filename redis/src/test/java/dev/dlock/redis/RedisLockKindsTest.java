@@ -22,7 +22,6 @@ import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.resps.Tuple;
@@ -43,8 +42,7 @@ class RedisLockKindsTest {
     static void startRedis() {
         server = RedisServerProcess.start();
         // No failure is tested here: a generous timeout keeps a loaded machine from failing a call.
-        client = RedisClient.builder().hostAndPort(server.host(), server.port())
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5_000).build()).build();
+        client = RedisTestSupport.client(server.host(), server.port(), 5_000);
     }
 
     @AfterAll

@@ -295,8 +295,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     /**
      * A fair waiter leaves the queue (and wakes the next one when it was first and the lock is free); a
-     * waiting writer drops its intent, so readers may come in again. Nothing for the other kinds. Never
-     * throws: a place not given back lapses after {@link Builder#fairWaiterTimeout}.
+     * waiting writer drops its intent, so readers may come in again. Nothing for the other kinds. A store
+     * failure is logged, not thrown: a place not given back lapses after {@link Builder#fairWaiterTimeout}.
      */
     @Override
     public void withdraw(LockKind kind, String key, String owner) {

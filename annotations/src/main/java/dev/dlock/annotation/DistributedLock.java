@@ -64,6 +64,27 @@ public @interface DistributedLock {
      */
     String lockAtLeastFor() default "";
 
+    /**
+     * Which side of the key's read/write lock to take: {@link LockMode#READ} (shared among readers) or
+     * {@link LockMode#WRITE} (alone); the default {@link LockMode#EXCLUSIVE} is a plain lock, separate from
+     * the read/write lock of the same name and key — use WRITE, not the default, beside READ.
+     */
+    LockMode mode() default LockMode.EXCLUSIVE;
+
+    /**
+     * A semaphore: up to this many holders of the key at once, each with its own lease (a dead holder's
+     * permit returns when its lease ends). Every method locking the same name must give the same number;
+     * cannot be combined with {@link #mode()} READ/WRITE or {@link #fair()}.
+     */
+    int permits() default 1;
+
+    /**
+     * First come, first served across JVMs: waiters queue in the store and take the key in the order they
+     * asked for it. A waiter that stops asking (its JVM died) loses its place after a bounded time; a live
+     * waiter never does. Costs a store call per waiting thread every second or so. Exclusive locks only.
+     */
+    boolean fair() default false;
+
     /** SpEL; when it evaluates to false the method runs without a lock. Empty means always lock. */
     String condition() default "";
 

@@ -40,7 +40,8 @@ final class HeldLeasesPeers {
     /** One library holding {@code leases} locks for {@code holdSeconds}. */
     record Row(String library, int leases, double holdSeconds, double acquireSeconds, double heapBytesPerLock,
                double commandsPerSecond, double scriptCallsPerSecond, double processCpuMillisPerSecond,
-               double renewalThreadCpuMillisPerSecond, long lapses, String busiestCommands) {
+               double renewalThreadCpuMillisPerSecond, long lapses, String busiestCommands, long liveThreads,
+               double residentMiB) {
 
         /** Script calls per 100 held leases per 10 s (one renewal round of a 30 s lease). */
         double callsPer100LeasesPerRound() {
@@ -78,7 +79,8 @@ final class HeldLeasesPeers {
                     (sumExceptInfo(after) - sumExceptInfo(before)) / seconds,
                     (scriptCalls(after) - scriptCalls(before)) / seconds,
                     number(measured, "processCpuMillis") / seconds, number(measured, "renewalThreadCpuMillis") / seconds,
-                    (long) number(measured, "lapses"), busiest(before, after, seconds));
+                    (long) number(measured, "lapses"), busiest(before, after, seconds), (long) number(measured, "liveThreads"),
+                    number(measured, "residentMiB"));
         }
     }
 
@@ -100,6 +102,8 @@ final class HeldLeasesPeers {
             AutoCloseable[] held = acquireAll(locks, leases);
             double acquireSeconds = (System.nanoTime() - acquireStart) / 1e9;
             long heapAfter = WatchdogHarness.settledHeap(memory);
+            int liveThreads = ManagementFactory.getThreadMXBean().getThreadCount();
+            double residentMiB = residentMiB();
 
             ChildJvm.tellParent(ACQUIRED);
             ChildJvm.awaitParent(stdin, GO);
@@ -121,6 +125,8 @@ final class HeldLeasesPeers {
             result.setProperty("processCpuMillis", Double.toString(processCpu / 1e6));
             result.setProperty("renewalThreadCpuMillis", Double.toString(renewalCpu / 1e6));
             result.setProperty("lapses", Long.toString(lapses(locks, leases)));
+            result.setProperty("liveThreads", Integer.toString(liveThreads));
+            result.setProperty("residentMiB", Double.toString(residentMiB));
             try (var out = Files.newBufferedWriter(resultFile)) {
                 result.store(out, library + " holding " + leases + " leases");
             }
@@ -129,6 +135,20 @@ final class HeldLeasesPeers {
             }
         }
         System.exit(0);
+    }
+
+    /** The process's resident memory (heap, thread stacks, everything) from /proc; -1 where there is no /proc. */
+    private static double residentMiB() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
     }
 
     private static AutoCloseable[] acquireAll(LockUnderTest locks, int leases) throws Exception {

@@ -57,7 +57,7 @@ public final class PeerBenchmarks {
                 case "--out-dir" -> outDir = Path.of(args[++i]);
                 case "--scenarios" -> scenarios = Set.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4");
+                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6");
             }
         }
         System.setProperty("java.awt.headless", "true");
@@ -88,6 +88,12 @@ public final class PeerBenchmarks {
             }
             if (scenarios.contains("3") || scenarios.contains("4")) {
                 heldLeases(redis);
+            }
+            if (scenarios.contains("5")) {
+                threadPerLock(redis);
+            }
+            if (scenarios.contains("6")) {
+                fairAgainstUnfair(redis);
             }
             report.add(String.format(Locale.ROOT, "Load average at the end: %.1f.", os.getSystemLoadAverage()));
             report.add("");
@@ -138,8 +144,8 @@ public final class PeerBenchmarks {
                 "pairs/s", categories, byLibrary(rows, UncontendedPeers.Row::library, UncontendedPeers.Row::pairsPerSecond));
         PeerCharts.bars(outDir.resolve("uncontended-p99.png"), "Uncontended lock + unlock, p99 latency (µs)", "",
                 "µs", categories, byLibrary(rows, UncontendedPeers.Row::library, UncontendedPeers.Row::p99Micros));
-        report.add("![uncontended throughput](peer-benchmarks/uncontended-throughput.png)");
-        report.add("![uncontended p99](peer-benchmarks/uncontended-p99.png)");
+        report.add("![uncontended throughput](uncontended-throughput.png)");
+        report.add("![uncontended p99](uncontended-p99.png)");
         report.add("");
         for (int threads : threadCounts) {
             double dlock = ratio(rows, "dlock", threads);
@@ -188,8 +194,8 @@ public final class PeerBenchmarks {
                 List.of("hand-offs/s"), single(rows, HotKeyPeers.Row::library, HotKeyPeers.Row::handOffsPerSecond));
         PeerCharts.bars(outDir.resolve("hot-key-commands.png"), "One hot key: Redis commands per hand-off", "", "commands",
                 List.of("commands per hand-off"), single(rows, HotKeyPeers.Row::library, HotKeyPeers.Row::commandsPerHandOff));
-        report.add("![hot key hand-offs](peer-benchmarks/hot-key-handoffs.png)");
-        report.add("![hot key commands](peer-benchmarks/hot-key-commands.png)");
+        report.add("![hot key hand-offs](hot-key-handoffs.png)");
+        report.add("![hot key commands](hot-key-commands.png)");
         report.add("");
         HotKeyPeers.Row dlock = find(rows, HotKeyPeers.Row::library, "dlock");
         HotKeyPeers.Row redisson = find(rows, HotKeyPeers.Row::library, "redisson");
@@ -199,6 +205,53 @@ public final class PeerBenchmarks {
         verdict("Scenario 2: no dlock thread starved (fewest/most ≥ 0.5), 2 JVMs", dlock.fairness(), 0.5);
         verdictAtMost("Scenario 2: dlock overlaps", dlock.overlaps(), 0);
         log.info("Hot key libraries done: {}", libraries);
+    }
+
+    // ---------------------------------------------------------------- scenario 6
+
+    /** What FIFO order across JVMs costs per hand-off: the fair lock against the exclusive one on one hot key. */
+    private void fairAgainstUnfair(RedisServerProcess redis) throws Exception {
+        int threadsPerJvm = 8;
+        List<HotKeyPeers.Row> rows = new ArrayList<>();
+        for (String id : List.of("dlock", "dlock-fair")) {
+            log.info("Fair against unfair: {}", id);
+            rows.add(HotKeyPeers.run(redis, id, threadsPerJvm, quick ? 3_000 : 15_000, workDir));
+        }
+        report.add("### 6. Fair against exclusive: one hot key, 2 JVMs × 8 threads");
+        report.add("");
+        report.add("| lock | hand-offs/s | gap p50 µs | gap p99 µs | Redis commands / hand-off | fewest / most per thread | overlaps |");
+        report.add("|---|---|---|---|---|---|---|");
+        for (HotKeyPeers.Row row : rows) {
+            report.add(String.format(Locale.ROOT, "| %s | %,.0f | %.0f | %.0f | %.1f | %d / %d (%.2f) | %d |", row.library(),
+                    row.handOffsPerSecond(), row.gapP50Micros(), row.gapP99Micros(), row.commandsPerHandOff(),
+                    row.minPerThread(), row.maxPerThread(), row.fairness(), row.overlaps()));
+        }
+        report.add("");
+    }
+
+    // ---------------------------------------------------------------- scenario 5
+
+    /** One renewal thread per held lock against dlock's one watchdog, at 10,000 held locks. */
+    private void threadPerLock(RedisServerProcess redis) throws Exception {
+        int holdSeconds = quick ? 12 : 30;
+        List<HeldLeasesPeers.Row> rows = new ArrayList<>();
+        for (String id : List.of("dlock", "thread-per-lock")) {
+            log.info("Renewal threads: {} x 10,000 for {} s", id, holdSeconds);
+            rows.add(HeldLeasesPeers.run(redis, id, 10_000, holdSeconds, workDir));
+        }
+        report.add(String.format(Locale.ROOT, "### 5. A renewal thread per lock against one watchdog: 10,000 locks held for %d s", holdSeconds));
+        report.add("");
+        report.add("Each in a fresh child JVM: live threads and resident memory once the locks are held, heap per lock, "
+                + "Redis commands per second and CPU while only holding, lapses at the end.");
+        report.add("");
+        report.add("| design | live threads | resident MiB | heap bytes per lock | Redis commands/s | JVM CPU ms/s | renewal threads CPU ms/s | lapses |");
+        report.add("|---|---|---|---|---|---|---|---|");
+        for (HeldLeasesPeers.Row row : rows) {
+            report.add(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %,.1f | %.1f | %.1f | %d |", row.library(), row.liveThreads(),
+                    row.residentMiB(), row.heapBytesPerLock(), row.commandsPerSecond(), row.processCpuMillisPerSecond(),
+                    row.renewalThreadCpuMillisPerSecond(), row.lapses()));
+        }
+        report.add("");
     }
 
     // ---------------------------------------------------------------- scenarios 3 and 4
@@ -253,9 +306,9 @@ public final class PeerBenchmarks {
                 "CPU ms/s", categories, byLibrary(rows, HeldLeasesPeers.Row::library, HeldLeasesPeers.Row::processCpuMillisPerSecond));
         PeerCharts.bars(outDir.resolve("heap-per-lock.png"), "Heap per held lock (bytes, 10,000 held)", "", "bytes",
                 List.of("bytes per held lock"), single(heapRows, HeldLeasesPeers.Row::library, HeldLeasesPeers.Row::heapBytesPerLock));
-        report.add("![held leases commands](peer-benchmarks/held-leases-commands.png)");
-        report.add("![held leases cpu](peer-benchmarks/held-leases-cpu.png)");
-        report.add("![heap per lock](peer-benchmarks/heap-per-lock.png)");
+        report.add("![held leases commands](held-leases-commands.png)");
+        report.add("![held leases cpu](held-leases-cpu.png)");
+        report.add("![heap per lock](heap-per-lock.png)");
         report.add("");
         for (int leases : counts) {
             HeldLeasesPeers.Row dlock = rows.stream().filter(r -> r.library().equals("dlock") && r.leases() == leases).findFirst().orElseThrow();

@@ -5,7 +5,9 @@ import com.baomidou.lock.LockTemplate;
 import com.baomidou.lock.executor.RedisTemplateLockExecutor;
 import com.baomidou.lock.spring.boot.autoconfigure.Lock4jProperties;
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import dev.dlock.redis.RedisLockBackend;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
@@ -50,12 +52,15 @@ final class PeerLocks {
     static {
         DESCRIPTIONS.put("raw-jedis", "Jedis SET NX PX 30000 + Lua compare-and-delete; waits by retrying every 1 ms");
         DESCRIPTIONS.put("dlock", "dlock LockManager.acquire(key, 60 s), watchdog-managed 30 s lease");
+        DESCRIPTIONS.put("dlock-fair", "dlock LockManager.acquire with LockKind.FAIR: every waiting thread queues in Redis, FIFO across JVMs");
         DESCRIPTIONS.put("dlock-annotation", "dlock @DistributedLock(key = \"#key\") through a Spring AOP proxy");
         DESCRIPTIONS.put("redisson", "Redisson 4.7.0 RLock.lock(), defaults (pool 64, watchdog 30 s)");
         DESCRIPTIONS.put("redisson-pool128", "Redisson RLock.lock() with connectionPoolSize = minimumIdle = 128");
         DESCRIPTIONS.put("rlr-spin", "Spring Integration 7.0.0 RedisLockRegistry, default SPIN_LOCK (retry every 100 ms)");
         DESCRIPTIONS.put("rlr-pubsub", "RedisLockRegistry with RedisLockType.PUB_SUB_LOCK");
         DESCRIPTIONS.put("rlr-renewing", "RedisLockRegistry (spin) with a renewal TaskScheduler, the mode that renews leases");
+        DESCRIPTIONS.put("thread-per-lock", "Jedis SET NX PX 30000 and one daemon thread per held lock extending it every 10 s "
+                + "by Lua compare-and-PEXPIRE (the one-renewal-thread-per-lock design)");
         DESCRIPTIONS.put("lock4j", "lock4j 2.2.7 LockTemplate + RedisTemplateLockExecutor (fixed 30 s expiry, retry every 100 ms)");
     }
 
@@ -76,7 +81,8 @@ final class PeerLocks {
     static LockUnderTest open(String id) {
         return switch (id) {
             case "raw-jedis" -> new RawJedis();
-            case "dlock" -> new Dlock();
+            case "dlock" -> new Dlock("dlock", LockKind.EXCLUSIVE);
+            case "dlock-fair" -> new Dlock("dlock-fair", LockKind.FAIR);
             case "dlock-annotation" -> new DlockAnnotation();
             case "redisson" -> new RedissonLocks(id, false);
             case "redisson-pool128" -> new RedissonLocks(id, true);
@@ -84,6 +90,7 @@ final class PeerLocks {
             case "rlr-pubsub" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK, false);
             case "rlr-renewing" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.SPIN_LOCK, true);
             case "lock4j" -> new Lock4j();
+            case "thread-per-lock" -> new ThreadPerLock();
             default -> throw new IllegalArgumentException("unknown library '" + id + "', known: " + ids());
         };
     }
@@ -105,6 +112,17 @@ final class PeerLocks {
         return factory;
     }
 
+    /** SET NX PX 30 s of {@code rawKey} to {@code owner}, retried every millisecond while held, for up to {@link #WAIT}. */
+    private static void setWhenFree(UnifiedJedis redis, String rawKey, String owner, String library) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(library + ": " + rawKey + " not acquired within " + WAIT);
+            }
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+    }
+
     /** The baseline: SET NX PX with an owner token, retry every millisecond while held, compare-and-delete by EVALSHA. */
     static final class RawJedis implements LockUnderTest {
         private static final String COMPARE_AND_DELETE =
@@ -123,13 +141,7 @@ final class PeerLocks {
         public AutoCloseable lock(String key) throws InterruptedException {
             String owner = ownerPrefix + ownerSequence.incrementAndGet();
             String rawKey = storeKey(key);
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (redis.set(rawKey, owner, SetParams.setParams().nx().px(30_000)) == null) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("raw-jedis: " + key + " not acquired within " + WAIT);
-                }
-                TimeUnit.MILLISECONDS.sleep(1);
-            }
+            setWhenFree(redis, rawKey, owner, name());
             return () -> redis.evalsha(compareAndDeleteSha, List.of(rawKey), List.of(owner));
         }
 
@@ -149,20 +161,89 @@ final class PeerLocks {
         }
     }
 
+    /** The design the watchdog replaces: each held lock has a renewal thread of its own. */
+    static final class ThreadPerLock implements LockUnderTest {
+        private static final String COMPARE_AND_DELETE =
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+        private static final String COMPARE_AND_EXPIRE =
+                "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
+        private static final String RENEWAL_THREAD = "renewal-";
+        private final UnifiedJedis redis = BenchRedis.client();
+        private final String deleteSha = redis.scriptLoad(COMPARE_AND_DELETE);
+        private final String expireSha = redis.scriptLoad(COMPARE_AND_EXPIRE);
+        private final String ownerPrefix = UUID.randomUUID() + ":";
+        private final AtomicLong ownerSequence = new AtomicLong();
+
+        @Override
+        public String name() {
+            return "thread-per-lock";
+        }
+
+        @Override
+        public AutoCloseable lock(String key) throws InterruptedException {
+            String owner = ownerPrefix + ownerSequence.incrementAndGet();
+            String rawKey = storeKey(key);
+            setWhenFree(redis, rawKey, owner, name());
+            Thread renewal = new Thread(() -> {
+                try {
+                    while (true) {
+                        TimeUnit.SECONDS.sleep(10);
+                        redis.evalsha(expireSha, List.of(rawKey), List.of(owner, "30000"));
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, RENEWAL_THREAD + key);
+            renewal.setDaemon(true);
+            renewal.start();
+            return () -> {
+                renewal.interrupt();
+                redis.evalsha(deleteSha, List.of(rawKey), List.of(owner));
+            };
+        }
+
+        @Override
+        public boolean renewsLeases() {
+            return true;
+        }
+
+        @Override
+        public String storeKey(String key) {
+            return "tpl:" + key;
+        }
+
+        @Override
+        public boolean isRenewalThread(String threadName) {
+            return threadName.startsWith(RENEWAL_THREAD);
+        }
+
+        @Override
+        public void close() {
+            redis.close();
+        }
+    }
+
     /** dlock's programmatic API with its defaults. */
     static final class Dlock implements LockUnderTest {
         private final UnifiedJedis redis = BenchRedis.client();
         private final RedisLockBackend backend = RedisLockBackend.builder(redis).build();
         private final LockManager locks = LockManager.builder(backend).build();
+        private final String name;
+        private final LockKind kind;
+
+        Dlock(String name, LockKind kind) {
+            this.name = name;
+            this.kind = kind;
+        }
 
         @Override
         public String name() {
-            return "dlock";
+            return name;
         }
 
         @Override
         public AutoCloseable lock(String key) {
-            return locks.acquire(key, WAIT);
+            return locks.acquire(LockRequest.builder(key).kind(kind).waitTime(WAIT).build());
         }
 
         @Override

@@ -56,7 +56,7 @@ final class AsyncAcquisition {
     CompletableFuture<LockHandle> start() {
         manager.listener.onAcquireAttempt(request.name(), key);
         runtime.track(this);
-        gate = manager.enterGate(key);
+        gate = manager.enterGate(request.kind(), key);
         turn = gate.enterAsync();
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
         turn.thenRun(() -> step(this::attemptInStore));
@@ -122,9 +122,10 @@ final class AsyncAcquisition {
             }
             noticed = false;
             long sentAt = System.nanoTime();
-            AcquireResult answer = manager.backend().tryAcquire(key, owner, manager.storeLeaseMillis(watched, leaseMillis));
+            AcquireResult answer = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
             if (answer instanceof AcquireResult.Acquired acquired) {
-                LockManager.StoreOutcome outcome = manager.held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                LockManager.StoreOutcome outcome = manager.held(gate, request, key, owner, acquired.fencingToken(), leaseMillis,
+                        watched, sentAt, true);
                 if (outcome instanceof LockManager.Taken taken) {
                     taken(taken.lease());
                 } else if (outcome instanceof LockManager.Expired) {
@@ -207,7 +208,7 @@ final class AsyncAcquisition {
     private void leaveTurn(LockNotAcquiredException.Reason reason, Throwable error) {
         gate.stopWaking();
         if (owner != null) {
-            manager.withdrawQuietly(key, owner);
+            manager.withdrawQuietly(request.kind(), key, owner);
         }
         gate.leave();
         finish(reason, error);
@@ -215,7 +216,7 @@ final class AsyncAcquisition {
 
     private void finish(LockNotAcquiredException.Reason reason, Throwable error) {
         runtime.untrack(this);
-        manager.leaveGate(key, gate);
+        manager.leaveGate(request.kind(), key, gate);
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (error != null) {
             manager.listener.onAcquireFailed(request.name(), key, LockListener.AcquireFailure.ERROR, waited, error);

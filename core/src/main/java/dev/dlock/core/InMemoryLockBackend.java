@@ -5,7 +5,12 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -32,6 +37,10 @@ import java.util.function.LongSupplier;
  * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
  * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its fencing counter expired.
  *
+ * <p>It takes every {@link LockKind}: read/write locks with a waiting writer holding back new readers, permits,
+ * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
+ * {@link Builder#fairWaiterTimeout} (the kinds behave as {@link LockKind} describes, as on Redis).
+ *
  * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting.
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
@@ -45,8 +54,17 @@ public final class InMemoryLockBackend implements LockBackend {
     /** Below this many records, idle ones are never swept. */
     static final int MIN_SWEEP_THRESHOLD = 1024;
 
+    /** How long a fair waiter or a waiting writer keeps its place without asking again, when nothing else is configured. */
+    public static final Duration DEFAULT_FAIR_WAITER_TIMEOUT = Duration.ofSeconds(3);
+
     private final LongSupplier clock;
+    private final long waiterTimeoutNanos;
     private final ConcurrentHashMap<String, KeyRecord> records = new ConcurrentHashMap<>();
+    /** Fair waiters per key, changed only inside {@code records.compute} of that key. */
+    private final ConcurrentHashMap<String, FairQueue> fairQueues = new ConcurrentHashMap<>();
+    /** Read/write locks and permits: one record per key and family, changed only inside the map's compute. */
+    private final ConcurrentHashMap<String, Shares> readWrite = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Shares> permits = new ConcurrentHashMap<>();
     /** One counter for every key: strictly increasing per key even after a key's record was forgotten. */
     private final AtomicLong lastToken = new AtomicLong();
     private final Notices notices = new Notices();
@@ -75,11 +93,12 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /** A store on {@link System#nanoTime()}. */
     public InMemoryLockBackend() {
-        this(System::nanoTime);
+        this(System::nanoTime, DEFAULT_FAIR_WAITER_TIMEOUT);
     }
 
-    private InMemoryLockBackend(LongSupplier clock) {
+    private InMemoryLockBackend(LongSupplier clock, Duration fairWaiterTimeout) {
         this.clock = clock;
+        this.waiterTimeoutNanos = fairWaiterTimeout.toNanos();
     }
 
     /** Starts configuring a store, to give it a clock of its own. */
@@ -134,11 +153,170 @@ public final class InMemoryLockBackend implements LockBackend {
         return result[0];
     }
 
+
+    /** Every kind: exclusive, fair, read, write and permits. */
+    @Override
+    public Set<LockKind.Mode> supportedModes() {
+        return EnumSet.allOf(LockKind.Mode.class);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        return switch (kind.mode()) {
+            case EXCLUSIVE -> tryAcquire(key, owner, leaseMillis);
+            case FAIR -> tryAcquireFair(key, owner, leaseMillis);
+            case READ, PERMITS, WRITE -> tryAcquireShare(kind, key, owner, leaseMillis);
+        };
+    }
+
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        if (kind.mode() == LockKind.Mode.EXCLUSIVE || kind.mode() == LockKind.Mode.FAIR) {
+            return release(key, owner, fencingToken);
+        }
+        ReleaseResult[] result = {ReleaseResult.ALREADY_FREE};
+        sharesOf(kind).computeIfPresent(key, (k, shares) -> {
+            long now = clock.getAsLong();
+            shares.purge(now);
+            if (kind.mode() == LockKind.Mode.WRITE) {
+                if (owner.equals(shares.writer)) {
+                    shares.writer = null;
+                    result[0] = ReleaseResult.RELEASED;
+                } else {
+                    // As for an exclusive lock: free with no acquisition since this owner's token is a repeat.
+                    result[0] = shares.writer == null && shares.lastToken == fencingToken ? ReleaseResult.ALREADY_FREE
+                            : ReleaseResult.NOT_OWNER;
+                }
+            } else if (shares.holders.remove(owner) != null) {
+                result[0] = ReleaseResult.RELEASED;
+            }
+            // A share no longer held was released before or ran out: the engine tells which from its own lease clock.
+            return shares.idle() ? null : shares;
+        });
+        if (result[0] == ReleaseResult.RELEASED) {
+            notices.released(key);
+        }
+        return result[0];
+    }
+
+    @Override
+    public void withdraw(LockKind kind, String key, String owner) {
+        if (kind.mode() == LockKind.Mode.FAIR) {
+            records.compute(key, (k, current) -> {
+                FairQueue queue = fairQueues.get(key);
+                if (queue != null && queue.waiters.remove(owner) != null && queue.waiters.isEmpty()) {
+                    fairQueues.remove(key);
+                }
+                return current;
+            });
+        } else if (kind.mode() == LockKind.Mode.WRITE) {
+            readWrite.computeIfPresent(key, (k, shares) -> {
+                if (owner.equals(shares.waitingWriter)) {
+                    shares.waitingWriter = null;
+                }
+                return shares.idle() ? null : shares;
+            });
+        }
+    }
+
+    /**
+     * A fair acquisition: the key goes to the longest-waiting live waiter. Each call records that the owner
+     * still waits; an owner that has not asked for {@link Builder#fairWaiterTimeout} loses its place.
+     */
+    private AcquireResult tryAcquireFair(String key, String owner, long leaseMillis) {
+        Objects.requireNonNull(owner, "owner");
+        long leaseNanos = leaseNanos(leaseMillis);
+        AcquireResult[] result = new AcquireResult[1];
+        records.compute(key, (k, current) -> {
+            long now = clock.getAsLong();
+            FairQueue queue = fairQueues.computeIfAbsent(key, q -> new FairQueue());
+            queue.dropSilent(now - waiterTimeoutNanos);
+            boolean mine = current != null && current.heldBy(owner, now);
+            boolean free = current == null || !current.heldAt(now);
+            if (mine || (free && queue.isNext(owner))) {
+                queue.waiters.remove(owner);
+                if (queue.waiters.isEmpty()) {
+                    fairQueues.remove(key);
+                }
+                long token = lastToken.incrementAndGet();
+                result[0] = new AcquireResult.Acquired(token);
+                return new KeyRecord(owner, token, now + leaseNanos);
+            }
+            queue.waiters.put(owner, now);
+            long askAgain = waiterTimeoutNanos / 3;
+            result[0] = new AcquireResult.Held(ceilMillis(free ? askAgain : Math.min(askAgain, current.endsAtNanos - now)));
+            return current;
+        });
+        return result[0];
+    }
+
+    /** A read, write or permit acquisition on the key's read/write or permits record. */
+    private AcquireResult tryAcquireShare(LockKind kind, String key, String owner, long leaseMillis) {
+        Objects.requireNonNull(owner, "owner");
+        long leaseNanos = leaseNanos(leaseMillis);
+        AcquireResult[] result = new AcquireResult[1];
+        sharesOf(kind).compute(key, (k, existing) -> {
+            long now = clock.getAsLong();
+            Shares shares = existing != null ? existing : new Shares();
+            shares.purge(now);
+            long wait = kind.mode() == LockKind.Mode.WRITE ? shares.writeRefusal(owner, now, waiterTimeoutNanos)
+                    : shares.shareRefusal(kind, owner, now);
+            if (wait >= 0) {
+                result[0] = new AcquireResult.Held(ceilMillis(wait));
+                return shares.idle() ? null : shares;
+            }
+            long token = lastToken.incrementAndGet();
+            shares.lastToken = token;
+            if (kind.mode() == LockKind.Mode.WRITE) {
+                shares.writer = owner;
+                shares.writerEndsAtNanos = now + leaseNanos;
+                if (owner.equals(shares.waitingWriter)) {
+                    shares.waitingWriter = null;
+                }
+            } else {
+                shares.holders.put(owner, now + leaseNanos);
+            }
+            result[0] = new AcquireResult.Acquired(token);
+            return shares;
+        });
+        return result[0];
+    }
+
+    private ConcurrentHashMap<String, Shares> sharesOf(LockKind kind) {
+        return kind.mode() == LockKind.Mode.PERMITS ? permits : readWrite;
+    }
+
+    /** Renews one read, write or permit lease. */
+    private RenewalResult renewShare(LeaseRenewal renewal, long leaseNanos) {
+        RenewalResult[] result = {RenewalResult.EXPIRED};
+        sharesOf(renewal.kind()).computeIfPresent(renewal.key(), (k, shares) -> {
+            long now = clock.getAsLong();
+            shares.purge(now);
+            if (renewal.kind().mode() == LockKind.Mode.WRITE) {
+                if (renewal.owner().equals(shares.writer)) {
+                    shares.writerEndsAtNanos = now + leaseNanos;
+                    result[0] = RenewalResult.RENEWED;
+                } else if (shares.writer != null) {
+                    result[0] = RenewalResult.TAKEN;
+                }
+            } else if (shares.holders.containsKey(renewal.owner())) {
+                shares.holders.put(renewal.owner(), now + leaseNanos);
+                result[0] = RenewalResult.RENEWED;
+            }
+            return shares.idle() ? null : shares;
+        });
+        return result[0];
+    }
+
     @Override
     public List<RenewalResult> renew(List<LeaseRenewal> batch) {
         List<RenewalResult> results = new ArrayList<>(batch.size());
         for (LeaseRenewal renewal : batch) {
             long leaseNanos = leaseNanos(renewal.leaseMillis());
+            if (renewal.kind().family() != LockKind.EXCLUSIVE.family()) {
+                results.add(renewShare(renewal, leaseNanos));
+                continue;
+            }
             RenewalResult[] result = {RenewalResult.EXPIRED};
             records.computeIfPresent(renewal.key(), (k, current) -> {
                 long now = clock.getAsLong();
@@ -178,6 +356,9 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public void close() {
         records.clear();
+        fairQueues.clear();
+        readWrite.clear();
+        permits.clear();
         notices.releasedAll();
     }
 
@@ -280,11 +461,110 @@ public final class InMemoryLockBackend implements LockBackend {
         }
     }
 
+    /** The fair waiters of one key in arrival order, with when each last asked (store clock). */
+    private static final class FairQueue {
+        final LinkedHashMap<String, Long> waiters = new LinkedHashMap<>();
+
+        void dropSilent(long askedBefore) {
+            waiters.values().removeIf(lastAsked -> lastAsked - askedBefore < 0);
+        }
+
+        boolean isNext(String owner) {
+            Iterator<String> first = waiters.keySet().iterator();
+            return !first.hasNext() || first.next().equals(owner);
+        }
+    }
+
+    /** A read/write lock (writer, readers, the writer waiting for readers to leave) or a key's permits (holders only). */
+    private static final class Shares {
+        final Map<String, Long> holders = new HashMap<>();
+        String writer;
+        long writerEndsAtNanos;
+        String waitingWriter;
+        long waitingWriterEndsAtNanos;
+        long lastToken;
+
+        void purge(long now) {
+            holders.values().removeIf(endsAt -> now - endsAt >= 0);
+            if (writer != null && now - writerEndsAtNanos >= 0) {
+                writer = null;
+            }
+            if (waitingWriter != null && now - waitingWriterEndsAtNanos >= 0) {
+                waitingWriter = null;
+            }
+        }
+
+        /** Kept while anything is held or awaited, and while its last token can still tell a repeated release. */
+        boolean idle() {
+            return holders.isEmpty() && writer == null && waitingWriter == null;
+        }
+
+        /**
+         * For a read or permit: -1 when {@code owner} may take a share now, otherwise how long until it should ask
+         * again. Readers yield to a writer that holds the key or waits for it.
+         */
+        long shareRefusal(LockKind kind, String owner, long now) {
+            if (holders.containsKey(owner)) {
+                return -1;
+            }
+            if (writer != null) {
+                return writerEndsAtNanos - now;
+            }
+            if (waitingWriter != null) {
+                return waitingWriterEndsAtNanos - now;
+            }
+            if (holders.size() < kind.permits()) {
+                return -1;
+            }
+            long earliest = Long.MAX_VALUE;
+            for (long endsAt : holders.values()) {
+                earliest = Math.min(earliest, endsAt - now);
+            }
+            return earliest;
+        }
+
+        /**
+         * For a write: -1 when {@code owner} may take it now; otherwise how long until it should ask again. A writer
+         * kept out by readers marks itself waiting, which holds back new readers for as long as it keeps asking.
+         */
+        long writeRefusal(String owner, long now, long waiterTimeoutNanos) {
+            if (writer != null && !writer.equals(owner)) {
+                return writerEndsAtNanos - now;
+            }
+            if (holders.isEmpty() || owner.equals(writer)) {
+                return -1;
+            }
+            if (waitingWriter == null || waitingWriter.equals(owner)) {
+                waitingWriter = owner;
+                waitingWriterEndsAtNanos = now + waiterTimeoutNanos;
+            }
+            long earliest = waiterTimeoutNanos / 3;
+            for (long endsAt : holders.values()) {
+                earliest = Math.min(earliest, endsAt - now);
+            }
+            return earliest;
+        }
+    }
+
     /** Configures an {@link InMemoryLockBackend}. */
     public static final class Builder {
         private LongSupplier clock = System::nanoTime;
+        private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
 
         private Builder() {
+        }
+
+        /**
+         * How long a fair waiter, or a writer waiting for readers to leave, keeps its place without asking again
+         * (default 3 s): the longest a waiter that died delays the others. Live waiters ask every third of it.
+         */
+        public Builder fairWaiterTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "fairWaiterTimeout");
+            if (timeout.compareTo(Duration.ofMillis(3)) < 0) {
+                throw new IllegalArgumentException("fairWaiterTimeout must be at least 3 ms, was " + timeout);
+            }
+            this.fairWaiterTimeout = timeout;
+            return this;
         }
 
         /**
@@ -300,7 +580,7 @@ public final class InMemoryLockBackend implements LockBackend {
 
         /** Builds the store. */
         public InMemoryLockBackend build() {
-            return new InMemoryLockBackend(clock);
+            return new InMemoryLockBackend(clock, fairWaiterTimeout);
         }
     }
 }

@@ -3,7 +3,9 @@ package dev.dlock.core;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -11,14 +13,18 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
 /**
- * Per-key state inside one {@link LockManager}: a first-come-first-served local turn so that only
- * one thread of this JVM contends in the store for a key (the rest queue here in arrival order, at
- * no cost to the store), the current lease, and the key's release-notice subscription while anyone
- * waits.
+ * Per-key state inside one {@link LockManager} (one gate per key and {@link LockKind#family() family}):
+ * a first-come-first-served local turn so that only one thread of this JVM contends in the store for a
+ * key (the rest queue here in arrival order, at no cost to the store), the current leases, and the key's
+ * release-notice subscription while anyone waits. An exclusive lease keeps the turn until released; a
+ * shared one (read, permit) gives it back once taken, so the next local thread may take a share too.
  */
 final class KeyGate {
 
+    /** The exclusive lease (exclusive, fair or write) this JVM holds on the key; null when none. */
     volatile Lease holder;
+    /** The shared leases (read, permits) this JVM holds on the key now. */
+    final Set<Lease> sharedHolders = ConcurrentHashMap.newKeySet();
 
     /** Guarded by the manager's gate map (only changed inside compute). */
     int users;
@@ -35,6 +41,10 @@ final class KeyGate {
     private Semaphore releaseSignals;
     /** Wakes the asynchronous acquisition in the store phase on a release notice; null when there is none. */
     private volatile Runnable asyncWaker;
+    /** Release notices seen so far; fair waiters, who all wait in the store at once, wait for it to move. */
+    private final ReentrantLock noticeLock = new ReentrantLock();
+    private final Condition noticed = noticeLock.newCondition();
+    private long noticeCount;
 
     /**
      * Waits for this JVM's turn on the key, in arrival order; null when it is ours, otherwise why not.
@@ -190,11 +200,48 @@ final class KeyGate {
         releaseSignals = signals;
         subscription = notices.subscribe(key, () -> {
             signals.release();
+            countNotice();
             Runnable waker = asyncWaker;
             if (waker != null) {
                 waker.run();
             }
         });
+    }
+
+    private void countNotice() {
+        noticeLock.lock();
+        try {
+            noticeCount++;
+            noticed.signalAll();
+        } finally {
+            noticeLock.unlock();
+        }
+    }
+
+    /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNoticeAfter}. */
+    long noticeCount() {
+        noticeLock.lock();
+        try {
+            return noticeCount;
+        } finally {
+            noticeLock.unlock();
+        }
+    }
+
+    /**
+     * Waits up to {@code nanos} for a release notice after the {@code seen}-th: every waiter is woken by
+     * each notice (fair waiters all wait in the store, and only the store knows whose turn it is).
+     */
+    void awaitNoticeAfter(long seen, long nanos) throws InterruptedException {
+        noticeLock.lock();
+        try {
+            long left = nanos;
+            while (noticeCount == seen && left > 0) {
+                left = noticed.awaitNanos(left);
+            }
+        } finally {
+            noticeLock.unlock();
+        }
     }
 
     /** True while release notices for the key are flowing. */

@@ -13,6 +13,7 @@ final class Lease {
     final KeyGate gate;
     final String lockName;
     final String key;
+    final LockKind kind;
     final String owner;
     final long fencingToken;
     final long leaseMillis;
@@ -20,6 +21,8 @@ final class Lease {
     /** True when the store keeps the lease alive by its session: it has no expiry of its own, only a reported loss. */
     final boolean keptBySession;
     final StoreNode node;
+    /** True when the lease keeps this JVM's turn on the key until released (exclusive kinds); shared leases give it back at once. */
+    final boolean ownsTurn;
     final long acquiredAtNanos;
     /** Until when a release only shortens the lease instead of freeing the key ({@code lockAtLeastFor}); 0 for never. */
     final long keepUntilNanos;
@@ -40,19 +43,21 @@ final class Lease {
     private volatile LockState state = LockState.HELD;
     private int holds = 1;
 
-    Lease(LockManager manager, KeyGate gate, String lockName, String key, String owner, long fencingToken,
-          long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, long sentAtNanos,
+    Lease(LockManager manager, KeyGate gate, String lockName, String key, LockKind kind, String owner, long fencingToken,
+          long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, boolean ownsTurn, long sentAtNanos,
           Duration lockAtLeastFor) {
         this.manager = manager;
         this.gate = gate;
         this.lockName = lockName;
         this.key = key;
+        this.kind = kind;
         this.owner = owner;
         this.fencingToken = fencingToken;
         this.leaseMillis = leaseMillis;
         this.watched = watched;
         this.keptBySession = keptBySession;
         this.node = node;
+        this.ownsTurn = ownsTurn;
         this.acquiredAtNanos = System.nanoTime();
         this.keepUntilNanos = lockAtLeastFor == null ? 0 : acquiredAtNanos + lockAtLeastFor.toNanos();
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
@@ -138,6 +143,7 @@ final class Lease {
 
     @Override
     public String toString() {
-        return "lock '" + lockName + "' on key '" + key + "'";
+        String of = kind == LockKind.EXCLUSIVE ? "" : " (" + kind + ")";
+        return "lock '" + lockName + "'" + of + " on key '" + key + "'";
     }
 }

@@ -1,5 +1,15 @@
 package dev.dlock.core;
 
-/** One entry of a renewal batch: extend {@code key} to {@code leaseMillis} if {@code owner} still holds it. */
-public record LeaseRenewal(String key, String owner, long leaseMillis) {
+/** One entry of a renewal batch: extend {@code key}'s lock of {@code kind} to {@code leaseMillis} if {@code owner} still holds it. */
+public record LeaseRenewal(String key, String owner, long leaseMillis, LockKind kind) {
+
+    /** Refuses a renewal without a kind: the store keeps each kind apart. */
+    public LeaseRenewal {
+        java.util.Objects.requireNonNull(kind, "kind");
+    }
+
+    /** A renewal of an exclusive lock. */
+    public LeaseRenewal(String key, String owner, long leaseMillis) {
+        this(key, owner, leaseMillis, LockKind.EXCLUSIVE);
+    }
 }

@@ -1,7 +1,9 @@
 package dev.dlock.core;
 
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
@@ -39,10 +41,50 @@ public interface LockBackend extends AutoCloseable {
      *
      * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
      * whose leases share one node, and may call this from several threads at once for different
-     * nodes. The result has one entry per request, in order. Never called when the backend offers
+     * nodes. The result has one entry per request, in order; each entry names its lock's kind (only kinds the
+     * store {@link #supportedModes() supports}). Never called when the backend offers
      * {@link #sessionLeases() session-kept leases}.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
+
+    /**
+     * Optional capability: the kinds of lock this store can take besides {@link LockKind.Mode#EXCLUSIVE}.
+     * The engine refuses a request of another kind before it reaches the store; the aspect refuses it at
+     * startup. A store that supports more overrides the three kind-taking methods below.
+     */
+    default Set<LockKind.Mode> supportedModes() {
+        return EnumSet.of(LockKind.Mode.EXCLUSIVE);
+    }
+
+    /**
+     * {@link #tryAcquire(String, String, long)} for a lock of {@code kind}: for a shared kind, "held" means
+     * the key has no free share (or a writer holds or awaits it); the remaining TTL tells the caller when to
+     * ask again at the latest (a fair or writer's wait keeps its place only while it asks again in time).
+     */
+    default AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        requireExclusive(kind);
+        return tryAcquire(key, owner, leaseMillis);
+    }
+
+    /** {@link #release(String, String, long)} for a lock of {@code kind}. */
+    default ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        requireExclusive(kind);
+        return release(key, owner, fencingToken);
+    }
+
+    /** {@link #withdraw(String, String)} for a lock of {@code kind}: a fair waiter or a waiting writer gives its place back. */
+    default void withdraw(LockKind kind, String key, String owner) {
+        if (kind.mode() == LockKind.Mode.EXCLUSIVE) {
+            withdraw(key, owner);
+        }
+    }
+
+    private void requireExclusive(LockKind kind) {
+        if (kind.mode() != LockKind.Mode.EXCLUSIVE) {
+            throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot take " + kind + " locks; it supports "
+                    + supportedModes());
+        }
+    }
 
     /**
      * Optional capability: which node serves a key, and the largest renew batch. Leases of one node

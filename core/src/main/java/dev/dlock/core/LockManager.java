@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -58,6 +59,8 @@ public final class LockManager implements AutoCloseable {
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
     private final Optional<RenewalGrouping> renewalGrouping;
+    /** The kinds of lock the store takes, asked once. */
+    private final Set<LockKind.Mode> supportedModes;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     private final boolean sessionKept;
     private final Duration defaultWaitTime;
@@ -69,7 +72,7 @@ public final class LockManager implements AutoCloseable {
     /** The threads of asynchronous acquisitions, made on first use. */
     private volatile AsyncRuntime asyncRuntime;
     private final Object asyncRuntimeLock = new Object();
-    private final ConcurrentHashMap<String, KeyGate> gates = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<GateKey, KeyGate> gates = new ConcurrentHashMap<>();
     private final AtomicInteger watchedLeases = new AtomicInteger();
     private volatile boolean closed;
 
@@ -82,6 +85,7 @@ public final class LockManager implements AutoCloseable {
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
         this.renewalGrouping = backend.renewalGrouping();
+        this.supportedModes = Set.copyOf(backend.supportedModes());
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
@@ -155,8 +159,8 @@ public final class LockManager implements AutoCloseable {
         String key = usableKey(request);
         LeaseHandle reentered;
         try {
-            reentered = reentry(key);
-        } catch (LockLostException e) {
+            reentered = reentry(request.kind(), key);
+        } catch (LockLostException | IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
         if (reentered != null) {
@@ -203,14 +207,21 @@ public final class LockManager implements AutoCloseable {
         for (KeyGate gate : gates.values()) {
             Lease lease = gate.holder;
             if (lease != null) {
-                Thread thread = lease.ownerThread;
-                held.add(new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
-                        Duration.ofNanos(now - lease.acquiredAtNanos),
-                        lease.keptBySession ? null : Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
-                        lease.fencingToken, lease.watched, lease.state()));
+                held.add(heldLock(lease, now));
+            }
+            for (Lease shared : gate.sharedHolders) {
+                held.add(heldLock(shared, now));
             }
         }
         return held;
+    }
+
+    private static HeldLock heldLock(Lease lease, long now) {
+        Thread thread = lease.ownerThread;
+        return new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
+                Duration.ofNanos(now - lease.acquiredAtNanos),
+                lease.keptBySession ? null : Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
+                lease.fencingToken, lease.watched, lease.state());
     }
 
     /** How many watchdog-managed leases are held now. */
@@ -277,6 +288,11 @@ public final class LockManager implements AutoCloseable {
             // Its watchdog is gone: a lease taken now would silently run out.
             throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
+        LockKind kind = request.kind();
+        if (kind != LockKind.EXCLUSIVE && !supportedModes.contains(kind.mode())) {
+            throw new IllegalArgumentException("the store " + backend.getClass().getSimpleName() + " cannot take " + kind
+                    + " locks (it supports " + supportedModes + "); key '" + key + "'");
+        }
         if (request.lockAtLeastFor() != null && sessionKept) {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "
                     + backend.getClass().getSimpleName() + " keeps leases alive by its session (key '" + key + "')");
@@ -284,13 +300,32 @@ public final class LockManager implements AutoCloseable {
         return key;
     }
 
-    /** A new handle on the lease the calling thread holds on {@code key}; null when it holds none. */
-    private LeaseHandle reentry(String key) {
-        KeyGate current = gates.get(key);
-        if (current != null) {
-            Lease held = current.holder;
-            if (held != null && held.ownerThread == Thread.currentThread() && held.reenter()) {
-                return new LeaseHandle(held, true);
+    /**
+     * A new handle on the lease the calling thread holds on {@code key} in {@code kind}'s family; null when it
+     * holds none. A read inside the thread's own write lease re-enters the write lease; a write asked for
+     * inside the thread's own read lease is refused, since two readers doing that would wait for each other.
+     */
+    private LeaseHandle reentry(LockKind kind, String key) {
+        KeyGate current = gates.get(new GateKey(kind.family(), key));
+        if (current == null) {
+            return null;
+        }
+        Thread me = Thread.currentThread();
+        Lease held = current.holder;
+        if (held != null && held.ownerThread == me && held.reenter()) {
+            return new LeaseHandle(held, true);
+        }
+        for (Lease shared : current.sharedHolders) {
+            if (shared.ownerThread != me) {
+                continue;
+            }
+            if (kind.mode() == LockKind.Mode.WRITE) {
+                throw new IllegalStateException("this thread holds " + shared + " and asks for its WRITE lock: a read lock "
+                        + "cannot be upgraded (two readers doing so would wait for each other forever); release the read "
+                        + "lock first, or take the write lock from the start");
+            }
+            if (shared.reenter()) {
+                return new LeaseHandle(shared, true);
             }
         }
         return null;
@@ -304,7 +339,7 @@ public final class LockManager implements AutoCloseable {
     private Attempt attempt(LockRequest request) {
         String key = usableKey(request);
         String name = request.name();
-        LeaseHandle reentered = reentry(key);
+        LeaseHandle reentered = reentry(request.kind(), key);
         if (reentered != null) {
             return new Attempt(reentered, null, 0);
         }
@@ -312,12 +347,12 @@ public final class LockManager implements AutoCloseable {
         long deadline = deadline(request, start);
         listener.onAcquireAttempt(name, key);
 
-        KeyGate gate = enterGate(key);
+        KeyGate gate = enterGate(request.kind(), key);
         StoreOutcome outcome;
         try {
             outcome = acquireThroughGate(gate, request, key, deadline);
         } catch (RuntimeException | Error e) {
-            leaveGate(key, gate);
+            leaveGate(request.kind(), key, gate);
             listener.onAcquireFailed(name, key, LockListener.AcquireFailure.ERROR, Duration.ofNanos(System.nanoTime() - start), e);
             throw e;
         }
@@ -326,7 +361,7 @@ public final class LockManager implements AutoCloseable {
             listener.onAcquired(name, key, taken.lease().fencingToken, waited);
             return new Attempt(new LeaseHandle(taken.lease(), false), null, 0);
         }
-        leaveGate(key, gate);
+        leaveGate(request.kind(), key, gate);
         LockNotAcquiredException.Reason reason = ((Refused) outcome).reason();
         listener.onAcquireFailed(name, key, failureOf(reason), waited, null);
         return new Attempt(null, reason, waited.toNanos());
@@ -351,29 +386,37 @@ public final class LockManager implements AutoCloseable {
     record Expired() implements StoreOutcome {
     }
 
-    /** Waits for this JVM's turn, then for the store; the turn passes to the lease, or is given back on every other exit. */
+    /**
+     * Waits for this JVM's turn, then for the store; the turn passes to an exclusive lease, or is given back on
+     * every other exit. A fair acquisition takes no turn: it queues in the store, where the order across JVMs is kept.
+     */
     private StoreOutcome acquireThroughGate(KeyGate gate, LockRequest request, String key, long deadline) {
-        LockNotAcquiredException.Reason gateRefusal = passGate(gate, request, deadline);
-        if (gateRefusal != null) {
-            return new Refused(gateRefusal);
+        boolean hasTurn = request.kind().mode() != LockKind.Mode.FAIR;
+        if (hasTurn) {
+            LockNotAcquiredException.Reason gateRefusal = passGate(gate, request, deadline);
+            if (gateRefusal != null) {
+                return new Refused(gateRefusal);
+            }
         }
         String owner = ownerTokens.next();
         StoreOutcome outcome = null;
         try {
-            outcome = acquireInStore(gate, request, key, owner, deadline);
+            outcome = acquireInStore(gate, request, key, owner, deadline, hasTurn);
             return outcome;
         } finally {
             if (!(outcome instanceof Taken)) {
-                withdrawQuietly(key, owner);
-                gate.leave();
+                withdrawQuietly(request.kind(), key, owner);
+                if (hasTurn) {
+                    gate.leave();
+                }
             }
         }
     }
 
     /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
-    void withdrawQuietly(String key, String owner) {
+    void withdrawQuietly(LockKind kind, String key, String owner) {
         try {
-            backend.withdraw(key, owner);
+            backend.withdraw(kind, key, owner);
         } catch (RuntimeException e) {
             log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
         }
@@ -390,7 +433,11 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** Takes the key in the store, waiting on release notices or the holder's lease. */
-    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, String owner, long deadline) {
+    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, String owner, long deadline,
+                                        boolean hasTurn) {
+        LockKind kind = request.kind();
+        // Fair waiters of one JVM all wait in the store at once: each release notice must wake them all.
+        boolean fair = !hasTurn;
         BooleanSupplier abortIf = request.abortIf();
         boolean watched = request.leaseTime() == null;
         long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
@@ -403,10 +450,12 @@ public final class LockManager implements AutoCloseable {
                     return new Refused(LockNotAcquiredException.Reason.ABORTED);
                 }
                 signals.ifPresent(Semaphore::drainPermits);
+                long noticesSeen = fair ? gate.noticeCount() : 0;
                 long sentAt = System.nanoTime();
-                AcquireResult result = backend.tryAcquire(key, owner, storeLeaseMillis(watched, leaseMillis));
+                AcquireResult result = backend.tryAcquire(kind, key, owner, storeLeaseMillis(watched, leaseMillis));
                 if (result instanceof AcquireResult.Acquired acquired) {
-                    StoreOutcome outcome = held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt);
+                    StoreOutcome outcome = held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt,
+                            hasTurn);
                     if (!(outcome instanceof Expired)) {
                         return outcome;
                     }
@@ -432,7 +481,9 @@ public final class LockManager implements AutoCloseable {
                 }
                 long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) result).remainingTtlMillis());
                 long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
-                if (signals.isPresent()) {
+                if (signals.isPresent() && fair) {
+                    gate.awaitNoticeAfter(noticesSeen, pause);
+                } else if (signals.isPresent()) {
                     KeyGate.awaitSignal(signals.get(), pause);
                 } else {
                     TimeUnit.NANOSECONDS.sleep(pause);
@@ -444,16 +495,21 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
+    /**
+     * Records a grant of the store as a lease, unless it came too late or the abort condition holds. A shared
+     * lease gives this JVM's turn back ({@code hasTurn}) at once; an exclusive one keeps it until released.
+     */
     StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
-                        long leaseMillis, boolean watched, long sentAt) {
+                        long leaseMillis, boolean watched, long sentAt, boolean hasTurn) {
+        LockKind kind = request.kind();
         boolean renewed = watched && !sessionKept;
         StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
-        Lease lease = new Lease(this, gate, request.name(), key, owner, fencingToken, leaseMillis, watched,
-                watched && sessionKept, node, sentAt, request.lockAtLeastFor());
+        Lease lease = new Lease(this, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
+                watched && sessionKept, node, hasTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
         if (!lease.surelyLive(System.nanoTime())) {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply); "
                     + "giving the grant back and asking again", key, leaseMillis);
-            releaseQuietly(key, owner, fencingToken);
+            releaseQuietly(kind, key, owner, fencingToken);
             return new Expired();
         }
         BooleanSupplier abortIf = request.abortIf();
@@ -461,14 +517,21 @@ public final class LockManager implements AutoCloseable {
         try {
             abort = abortIf != null && abortIf.getAsBoolean();
         } catch (RuntimeException | Error e) {
-            releaseQuietly(key, owner, fencingToken);
+            releaseQuietly(kind, key, owner, fencingToken);
             throw e;
         }
         if (abort) {
-            releaseQuietly(key, owner, fencingToken);
+            releaseQuietly(kind, key, owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
-        gate.holder = lease;
+        if (kind.shared()) {
+            gate.sharedHolders.add(lease);
+            if (hasTurn) {
+                gate.leave();
+            }
+        } else {
+            gate.holder = lease;
+        }
         if (watched) {
             watchedLeases.incrementAndGet();
         }
@@ -481,9 +544,9 @@ public final class LockManager implements AutoCloseable {
         return new Taken(lease);
     }
 
-    private void releaseQuietly(String key, String owner, long fencingToken) {
+    private void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
         try {
-            backend.release(key, owner, fencingToken);
+            backend.release(kind, key, owner, fencingToken);
         } catch (RuntimeException e) {
             log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
         }
@@ -521,17 +584,17 @@ public final class LockManager implements AutoCloseable {
         return key;
     }
 
-    KeyGate enterGate(String key) {
-        return gates.compute(key, (k, gate) -> {
+    KeyGate enterGate(LockKind kind, String key) {
+        return gates.compute(new GateKey(kind.family(), key), (k, gate) -> {
             KeyGate entered = gate == null ? new KeyGate() : gate;
             entered.users++;
             return entered;
         });
     }
 
-    void leaveGate(String key, KeyGate gate) {
+    void leaveGate(LockKind kind, String key, KeyGate gate) {
         boolean[] last = new boolean[1];
-        gates.computeIfPresent(key, (k, current) -> {
+        gates.computeIfPresent(new GateKey(kind.family(), key), (k, current) -> {
             if (current != gate) {
                 return current;
             }
@@ -569,11 +632,15 @@ public final class LockManager implements AutoCloseable {
             unknownOutcome = e;
         } finally {
             KeyGate gate = lease.gate;
-            if (gate.holder == lease) {
+            if (lease.kind.shared()) {
+                gate.sharedHolders.remove(lease);
+            } else if (gate.holder == lease) {
                 gate.holder = null;
             }
-            gate.leave();
-            leaveGate(lease.key, gate);
+            if (lease.ownsTurn) {
+                gate.leave();
+            }
+            leaveGate(lease.kind, lease.key, gate);
             listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
         }
         String lostBecause = null;
@@ -617,7 +684,7 @@ public final class LockManager implements AutoCloseable {
                 if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
                     return keepUntilLockAtLeastFor(lease, keepMillis);
                 }
-                return backend.release(lease.key, lease.owner, lease.fencingToken);
+                return backend.release(lease.kind, lease.key, lease.owner, lease.fencingToken);
             } catch (LockBackendException e) {
                 if (first == null) {
                     first = e;
@@ -640,7 +707,7 @@ public final class LockManager implements AutoCloseable {
      * frees itself in the store at that moment. Owner-checked like a renewal, and as safe to repeat.
      */
     private ReleaseResult keepUntilLockAtLeastFor(Lease lease, long keepMillis) {
-        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis))).get(0);
+        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis, lease.kind))).get(0);
         return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
@@ -670,7 +737,7 @@ public final class LockManager implements AutoCloseable {
 
     /** A session-keeping store reports a lease gone; the report counts only while that owner still holds the key here. */
     private void storeReportedLoss(String key, String owner, String reason) {
-        KeyGate gate = gates.get(key);
+        KeyGate gate = gates.get(new GateKey(LockKind.EXCLUSIVE.family(), key));
         Lease lease = gate == null ? null : gate.holder;
         if (lease != null && lease.owner.equals(owner)) {
             leaseLost(lease, reason);
@@ -679,6 +746,10 @@ public final class LockManager implements AutoCloseable {
 
     void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {
         listener.onRenewal(lease.lockName, lease.key, outcome);
+    }
+
+    /** A key's gate is per family of kinds: the families are separate locks in the store. */
+    private record GateKey(int family, String key) {
     }
 
     /** Configures a {@link LockManager}. */

@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.function.BooleanSupplier;
 
 /**
- * What to lock and how: key, static name, wait time, lease, the shortest hold, and an optional abort condition.
+ * What to lock and how: key, kind, static name, wait time, lease, the shortest hold, and an optional abort condition.
  * Immutable; build with {@link #builder(String)}.
  */
 public final class LockRequest {
@@ -16,6 +16,7 @@ public final class LockRequest {
     public static final Duration DEFAULT_ABORT_CHECK_INTERVAL = Duration.ofMillis(100);
 
     private final String key;
+    private final LockKind kind;
     private final String name;
     private final Duration waitTime;
     private final Duration leaseTime;
@@ -25,6 +26,7 @@ public final class LockRequest {
 
     private LockRequest(Builder builder) {
         this.key = builder.key;
+        this.kind = builder.kind;
         this.name = builder.name;
         this.waitTime = builder.waitTime;
         this.leaseTime = builder.leaseTime;
@@ -41,6 +43,11 @@ public final class LockRequest {
     /** The logical key to lock. */
     public String key() {
         return key;
+    }
+
+    /** What kind of lock to take; {@link LockKind#EXCLUSIVE} unless set. */
+    public LockKind kind() {
+        return kind;
     }
 
     /** The lock's static name, used as the metrics tag. */
@@ -79,6 +86,7 @@ public final class LockRequest {
     /** Builds a {@link LockRequest}. */
     public static final class Builder {
         private final String key;
+        private LockKind kind = LockKind.EXCLUSIVE;
         private String name = DEFAULT_NAME;
         private Duration waitTime;
         private Duration leaseTime;
@@ -96,6 +104,12 @@ public final class LockRequest {
                 throw new IllegalArgumentException("lock name must not be blank");
             }
             this.name = name;
+            return this;
+        }
+
+        /** Sets the kind of lock: read or write side, permits, fair; exclusive by default. */
+        public Builder kind(LockKind kind) {
+            this.kind = Objects.requireNonNull(kind, "kind");
             return this;
         }
 

@@ -260,7 +260,7 @@ final class Watchdog {
     private void renewBatch(Group group, List<Lease> batch) {
         List<LeaseRenewal> requests = new ArrayList<>(batch.size());
         for (Lease lease : batch) {
-            requests.add(new LeaseRenewal(lease.key, lease.owner, lease.leaseMillis));
+            requests.add(new LeaseRenewal(lease.key, lease.owner, lease.leaseMillis, lease.kind));
         }
         long sentAt = System.nanoTime();
         List<RenewalResult> results;

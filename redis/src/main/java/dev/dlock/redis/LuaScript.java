@@ -27,12 +27,24 @@ final class LuaScript {
 
     /** Loads {@code dev/dlock/redis/<fileName>} and computes its SHA-1 the way Redis does. */
     static LuaScript load(String fileName) {
+        return new LuaScript(fileName, resource(fileName));
+    }
+
+    /**
+     * Loads {@code fileName} with the functions of {@code preludeName} in front: Redis runs one script
+     * text, so functions several scripts share are prepended rather than included.
+     */
+    static LuaScript load(String preludeName, String fileName) {
+        return new LuaScript(fileName, resource(preludeName) + "\n" + resource(fileName));
+    }
+
+    private static String resource(String fileName) {
         String resource = "/dev/dlock/redis/" + fileName;
         try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("Lua script " + resource + " is missing from the classpath");
             }
-            return new LuaScript(fileName, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot read Lua script " + resource, e);
         }

@@ -8,7 +8,8 @@ import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * Maps logical lock keys to Redis keys: {@code prefix{escaped}} for the lock, plus the fencing
- * counter and release channel that share its hash tag, so all three live in one cluster slot.
+ * counter, release channel and the keys of the other lock kinds, which share its hash tag, so all of
+ * one logical key live in one cluster slot.
  */
 final class RedisKeys {
 
@@ -35,6 +36,36 @@ final class RedisKeys {
     /** The pub/sub channel announcing releases of {@code key}; same slot as the lock key. */
     String releaseChannel(String key) {
         return lockKey(key) + CHANNEL_SUFFIX;
+    }
+
+    /** The arrival order of {@code key}'s fair waiters (owner to sequence number); same slot as the lock key. */
+    String fairQueueKey(String key) {
+        return lockKey(key) + ":queue";
+    }
+
+    /** When each fair waiter of {@code key} last asked (owner to server ms); same slot as the lock key. */
+    String fairSeenKey(String key) {
+        return lockKey(key) + ":seen";
+    }
+
+    /** The writer owner of {@code key}'s read/write lock; same slot as the lock key. */
+    String writerKey(String key) {
+        return lockKey(key) + ":rw";
+    }
+
+    /** The readers of {@code key}'s read/write lock (owner to expiry in server ms); same slot as the lock key. */
+    String readersKey(String key) {
+        return lockKey(key) + ":readers";
+    }
+
+    /** The owner of a writer waiting for {@code key}'s readers to leave, which stops new readers; same slot as the lock key. */
+    String writerWaitingKey(String key) {
+        return lockKey(key) + ":writer-waiting";
+    }
+
+    /** The holders of {@code key}'s permits (owner to expiry in server ms); same slot as the lock key. */
+    String permitsKey(String key) {
+        return lockKey(key) + ":permits";
     }
 
     /** The channel the subscriber always listens on, so its connection exists before any waiter does. */

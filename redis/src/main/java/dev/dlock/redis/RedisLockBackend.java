@@ -3,12 +3,15 @@ package dev.dlock.redis;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,6 +20,7 @@ import dev.dlock.core.AcquireResult;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockBackendException;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalGrouping;
@@ -47,6 +51,14 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * the promoted node (the same holds for one node whose clock is set back, and after the counter
  * expired). Tokens are microseconds, so this holds while a key is acquired at most about once per
  * microsecond: faster, the counter runs ahead of the clock by that excess.
+ *
+ * <p><b>Kinds.</b> Every {@link LockKind} is supported, each key's companions under its hash tag (one
+ * slot): exclusive and fair share the lock key, fair waiters queue in {@code :queue} (arrival order) and
+ * {@code :seen} (when each last asked; a waiter silent for {@link Builder#fairWaiterTimeout} loses its
+ * place); read/write use {@code :rw} (the writer), {@code :readers} and {@code :writer-waiting} (a writer
+ * waiting for readers to leave, which stops new readers); permits use {@code :permits}. Shared holders are
+ * sorted-set members scored with their expiry in server time. All kinds share the key's fencing counter
+ * and release channel.
  */
 public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
@@ -60,6 +72,10 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
     /** The largest allowed renewal batch; bigger scripts block Redis for too long. */
     public static final int MAX_RENEWAL_BATCH_SIZE = 10_000;
+    /** How long a fair waiter keeps its place without asking again, when nothing else is configured. */
+    public static final Duration DEFAULT_FAIR_WAITER_TIMEOUT = Duration.ofSeconds(3);
+    /** The shortest allowed fair waiter timeout: waiters ask again every third of it. */
+    public static final Duration MIN_FAIR_WAITER_TIMEOUT = Duration.ofMillis(100);
 
     private static final long ACQUIRED = 1;
     private static final long RELEASED = 1;
@@ -72,6 +88,16 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
+    private static final String KIND_PRELUDE = "kind_prelude.lua";
+    private static final LuaScript PERMITS_ACQUIRE = LuaScript.load(KIND_PRELUDE, "permits_acquire.lua");
+    private static final LuaScript READ_ACQUIRE = LuaScript.load(KIND_PRELUDE, "read_acquire.lua");
+    private static final LuaScript WRITE_ACQUIRE = LuaScript.load(KIND_PRELUDE, "write_acquire.lua");
+    private static final LuaScript WRITE_WITHDRAW = LuaScript.load(KIND_PRELUDE, "write_withdraw.lua");
+    private static final LuaScript FAIR_ACQUIRE = LuaScript.load(KIND_PRELUDE, "fair_acquire.lua");
+    private static final LuaScript FAIR_WITHDRAW = LuaScript.load(KIND_PRELUDE, "fair_withdraw.lua");
+    private static final LuaScript SHARED_RELEASE = LuaScript.load(KIND_PRELUDE, "shared_release.lua");
+    private static final LuaScript SHARED_RENEW = LuaScript.load(KIND_PRELUDE, "shared_renew.lua");
+    private static final Set<LockKind.Mode> SUPPORTED_MODES = Collections.unmodifiableSet(EnumSet.allOf(LockKind.Mode.class));
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
@@ -82,6 +108,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private final long replicaTimeoutMillis;
     private final ClusterNodes clusterNodes;
     private final SlotRenewals slotRenewals;
+    private final SlotRenewals sharedSlotRenewals;
+    /** How long a fair waiter or a waiting writer keeps its place without asking again, in ms. */
+    private final String waiterTimeoutMillis;
     /** How the release script publishes its notice: {@code sharded}, {@code classic} or {@code both}. */
     private final String releasePublish;
     private final Object pubSubModeLock = new Object();
@@ -99,6 +128,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         this.replicasToAwait = builder.replicasToAwait;
         this.replicaTimeoutMillis = builder.replicaTimeout.toMillis();
         this.slotRenewals = new SlotRenewals(client, clusterNodes, RENEW);
+        this.sharedSlotRenewals = new SlotRenewals(client, clusterNodes, SHARED_RENEW);
+        this.waiterTimeoutMillis = Long.toString(builder.fairWaiterTimeout.toMillis());
         this.shardedPubSub = builder.shardedPubSub != null ? builder.shardedPubSub : clusterNodes == null ? Boolean.FALSE : null;
         if (Boolean.TRUE.equals(shardedPubSub) && clusterNodes == null) {
             throw new IllegalArgumentException("shardedPubSub(true) needs a cluster client (RedisClusterClient or "
@@ -124,25 +155,62 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      */
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        return tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
+    }
+
+    /** Every kind: {@link LockKind.Mode#EXCLUSIVE}, FAIR, READ, WRITE and PERMITS. */
+    @Override
+    public Set<LockKind.Mode> supportedModes() {
+        return SUPPORTED_MODES;
+    }
+
+    /**
+     * Takes {@code key}'s lock of {@code kind} in one script, idempotent for its owner like the exclusive
+     * acquire. Held means: for permits, all taken (the TTL is the earliest holder's); for a read, a writer
+     * holds or waits; for a write, another writer holds it or readers do (the writer then waits with an
+     * intent that stops new readers, and must ask again within the TTL to keep it); for a fair acquisition,
+     * held or another waiter is ahead (the owner keeps its place while it asks again within the TTL).
+     */
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
         requirePositive(leaseMillis, "leaseMillis");
-        String lockKey = keys.lockKey(key);
-        List<String> scriptKeys = List.of(lockKey, keys.counterKey(key));
-        List<String> scriptArgs = List.of(owner, Long.toString(leaseMillis), counterTtlMillis);
+        String lease = Long.toString(leaseMillis);
+        String counter = keys.counterKey(key);
+        return switch (kind.mode()) {
+            case EXCLUSIVE -> acquire(ACQUIRE, kind, key, owner, List.of(keys.lockKey(key), counter),
+                    List.of(owner, lease, counterTtlMillis));
+            case FAIR -> acquire(FAIR_ACQUIRE, kind, key, owner,
+                    List.of(keys.lockKey(key), keys.fairQueueKey(key), keys.fairSeenKey(key), counter),
+                    List.of(owner, lease, counterTtlMillis, waiterTimeoutMillis));
+            case READ -> acquire(READ_ACQUIRE, kind, key, owner,
+                    List.of(keys.writerKey(key), keys.readersKey(key), keys.writerWaitingKey(key), counter),
+                    List.of(owner, lease, counterTtlMillis));
+            case WRITE -> acquire(WRITE_ACQUIRE, kind, key, owner,
+                    List.of(keys.writerKey(key), keys.readersKey(key), keys.writerWaitingKey(key), counter),
+                    List.of(owner, lease, counterTtlMillis, waiterTimeoutMillis));
+            case PERMITS -> acquire(PERMITS_ACQUIRE, kind, key, owner, List.of(keys.permitsKey(key), counter),
+                    List.of(owner, lease, counterTtlMillis, Integer.toString(kind.permits())));
+        };
+    }
+
+    private AcquireResult acquire(LuaScript script, LockKind kind, String key, String owner, List<String> scriptKeys,
+                                  List<String> scriptArgs) {
         Object reply;
         long acknowledged = replicasToAwait;
         try {
             if (replicasToAwait == 0) {
-                reply = ACQUIRE.run(client, scriptKeys, scriptArgs);
+                reply = script.run(client, scriptKeys, scriptArgs);
             } else {
-                AcquireWithWait answer = acquireAndAwaitReplicas(key, scriptKeys, scriptArgs);
+                AcquireWithWait answer = acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs);
                 reply = answer.reply();
                 acknowledged = answer.acknowledged();
             }
         } catch (JedisException e) {
             if (commandMayHaveReachedServer(e)) {
-                // The SET may have run before the reply was lost; do not leave the key locked until the lease ends.
-                releaseQuietly(key, owner);
+                // The script may have run before the reply was lost; do not leave the key locked until the lease ends.
+                releaseQuietly(kind, key, owner);
             }
             throw failure("tryAcquire", key, e);
         }
@@ -151,7 +219,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         long value = toLong(result.get(1));
         if (status == ACQUIRED && acknowledged < replicasToAwait) {
             // A lock only the master knows is lost if the master fails now; do not hand it out.
-            releaseQuietly(key, owner);
+            releaseQuietly(kind, key, owner);
             throw new LockBackendException("Redis tryAcquire of key '" + key + "': only " + acknowledged + " of "
                     + replicasToAwait + " replicas acknowledged the lock within " + replicaTimeoutMillis
                     + " ms (waitForReplicas); the lock was released again", null);
@@ -163,23 +231,24 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      * Runs the acquire script and {@code WAIT} on one connection, pipelined: WAIT counts the replicas
      * that acknowledged the writes of its own connection, so two pooled calls could wait for nothing.
      */
-    private AcquireWithWait acquireAndAwaitReplicas(String key, List<String> scriptKeys, List<String> scriptArgs) {
+    private AcquireWithWait acquireAndAwaitReplicas(LuaScript script, String key, List<String> scriptKeys,
+                                                    List<String> scriptArgs) {
         try {
-            return acquireAndAwaitReplicas(key, scriptKeys, scriptArgs, false);
+            return acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs, false);
         } catch (JedisNoScriptException e) {
-            return acquireAndAwaitReplicas(key, scriptKeys, scriptArgs, true);
+            return acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs, true);
         }
     }
 
-    private AcquireWithWait acquireAndAwaitReplicas(String key, List<String> scriptKeys, List<String> scriptArgs,
-                                                    boolean fullScript) {
+    private AcquireWithWait acquireAndAwaitReplicas(LuaScript script, String key, List<String> scriptKeys,
+                                                    List<String> scriptArgs, boolean fullScript) {
         try (Pipeline pipeline = singleConnectionPipeline(key)) {
-            Response<Object> script = fullScript
-                    ? pipeline.eval(ACQUIRE.source(), scriptKeys, scriptArgs)
-                    : pipeline.evalsha(ACQUIRE.sha1(), scriptKeys, scriptArgs);
+            Response<Object> reply = fullScript
+                    ? pipeline.eval(script.source(), scriptKeys, scriptArgs)
+                    : pipeline.evalsha(script.sha1(), scriptKeys, scriptArgs);
             Response<Long> acknowledged = pipeline.waitReplicas(replicasToAwait, replicaTimeoutMillis);
             pipeline.sync();
-            return new AcquireWithWait(script.get(), acknowledged.get());
+            return new AcquireWithWait(reply.get(), acknowledged.get());
         }
     }
 
@@ -204,11 +273,48 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it; {@code ALREADY_FREE} when repeated. */
     @Override
     public ReleaseResult release(String key, String owner, long fencingToken) {
+        return release(LockKind.EXCLUSIVE, key, owner, fencingToken);
+    }
+
+    /**
+     * Releases {@code key}'s lock of {@code kind} if {@code owner} holds it, and tells the key's waiters of
+     * every kind. Exclusive, fair and write answer like {@link #release(String, String, long)}; a read lease or
+     * permit the owner no longer holds is {@link ReleaseResult#ALREADY_FREE} (the engine's own lease clock
+     * tells a repeated release from a lost lease).
+     */
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
         try {
-            return releaseOnce(key, owner, fencingToken);
+            return releaseOnce(kind, key, owner, fencingToken);
         } catch (JedisException e) {
             throw failure("release", key, e);
+        }
+    }
+
+    /**
+     * A fair waiter leaves the queue (and wakes the next one when it was first and the lock is free); a
+     * waiting writer drops its intent, so readers may come in again. Nothing for the other kinds. A store
+     * failure is logged, not thrown: a place not given back lapses after {@link Builder#fairWaiterTimeout}.
+     */
+    @Override
+    public void withdraw(LockKind kind, String key, String owner) {
+        Objects.requireNonNull(kind, "kind");
+        requireOwner(owner);
+        try {
+            switch (kind.mode()) {
+                case FAIR -> FAIR_WITHDRAW.run(client, List.of(keys.lockKey(key), keys.fairQueueKey(key),
+                        keys.fairSeenKey(key), keys.releaseChannel(key)), List.of(owner, releasePublish));
+                case WRITE -> WRITE_WITHDRAW.run(client, List.of(keys.writerWaitingKey(key), keys.releaseChannel(key)),
+                        List.of(owner, releasePublish));
+                default -> {
+                    // No place kept between attempts.
+                }
+            }
+        } catch (JedisException e) {
+            log.debug("Withdrawing owner's {} wait on key '{}' failed; its place lapses after the waiter timeout: {}",
+                    kind, key, e.toString());
         }
     }
 
@@ -227,26 +333,48 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             throw new IllegalArgumentException("renew batch has " + batch.size()
                     + " entries, more than renewalBatchSize " + renewalBatchSize);
         }
+        // Exclusive, fair and write leases are one owner key each (renew.lua); read leases and permits are
+        // members of a sorted set (shared_renew.lua). A batch of one sort costs what it always did.
         Map<Integer, SlotRenewals.SlotBatch> bySlot = new LinkedHashMap<>();
+        Map<Integer, SlotRenewals.SlotBatch> sharedBySlot = null;
         for (int i = 0; i < batch.size(); i++) {
             LeaseRenewal renewal = batch.get(i);
             requireOwner(renewal.owner());
             requirePositive(renewal.leaseMillis(), "leaseMillis");
+            LockKind kind = renewal.kind();
+            if (kind == null) {
+                throw new IllegalArgumentException("renew batch entry for key '" + renewal.key() + "' has no kind");
+            }
             int slot = cluster ? keys.slot(renewal.key()) : 0;
-            bySlot.computeIfAbsent(slot, SlotRenewals.SlotBatch::new)
-                    .add(keys.lockKey(renewal.key()), renewal.owner(), renewal.leaseMillis(), i);
+            if (kind.shared() && sharedBySlot == null) {
+                sharedBySlot = new LinkedHashMap<>();
+            }
+            (kind.shared() ? sharedBySlot : bySlot).computeIfAbsent(slot, SlotRenewals.SlotBatch::new)
+                    .add(leaseKey(kind, renewal.key()), renewal.owner(), renewal.leaseMillis(), i);
         }
+        RenewalResult[] results = new RenewalResult[batch.size()];
+        if (!bySlot.isEmpty()) {
+            renewBySlot(RENEW, slotRenewals, bySlot, batch, results);
+        }
+        if (sharedBySlot != null) {
+            renewBySlot(SHARED_RENEW, sharedSlotRenewals, sharedBySlot, batch, results);
+        }
+        return List.of(results);
+    }
+
+    /** Runs one renew script per slot (pipelined per node) and writes each lease's outcome at its batch position. */
+    private void renewBySlot(LuaScript script, SlotRenewals renewals, Map<Integer, SlotRenewals.SlotBatch> bySlot,
+                             List<LeaseRenewal> batch, RenewalResult[] results) {
         List<SlotRenewals.SlotBatch> scripts = List.copyOf(bySlot.values());
         List<List<?>> replies;
         try {
             replies = scripts.size() == 1
-                    ? List.of((List<?>) RENEW.run(client, scripts.get(0).keys, scripts.get(0).args))
-                    : slotRenewals.run(scripts);
+                    ? List.of((List<?>) script.run(client, scripts.get(0).keys, scripts.get(0).args))
+                    : renewals.run(scripts);
         } catch (JedisException e) {
             throw new LockBackendException("Redis renew of " + batch.size() + " keys starting with '"
                     + batch.get(0).key() + "' failed: " + e.getMessage(), e);
         }
-        RenewalResult[] results = new RenewalResult[batch.size()];
         for (int s = 0; s < scripts.size(); s++) {
             List<Integer> positions = scripts.get(s).positions;
             List<?> reply = replies.get(s);
@@ -256,7 +384,16 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
                         : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN;
             }
         }
-        return List.of(results);
+    }
+
+    /** The Redis key that records {@code owner}'s lease of {@code kind}: its owner key, or the set it is a member of. */
+    private String leaseKey(LockKind kind, String key) {
+        return switch (kind.mode()) {
+            case EXCLUSIVE, FAIR -> keys.lockKey(key);
+            case WRITE -> keys.writerKey(key);
+            case READ -> keys.readersKey(key);
+            case PERMITS -> keys.permitsKey(key);
+        };
     }
 
     /** This backend: it knows the node of every key and its batch size. */
@@ -353,16 +490,18 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         releaseNotices.close();
     }
 
-    private ReleaseResult releaseOnce(String key, String owner, long fencingToken) {
-        Object reply = RELEASE.run(client, List.of(keys.lockKey(key), keys.releaseChannel(key), keys.counterKey(key)),
-                List.of(owner, releasePublish, Long.toString(fencingToken)));
+    private ReleaseResult releaseOnce(LockKind kind, String key, String owner, long fencingToken) {
+        Object reply = kind.shared()
+                ? SHARED_RELEASE.run(client, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
+                : RELEASE.run(client, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
+                        List.of(owner, releasePublish, Long.toString(fencingToken)));
         long code = toLong(reply);
         return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
     }
 
-    private void releaseQuietly(String key, String owner) {
+    private void releaseQuietly(LockKind kind, String key, String owner) {
         try {
-            releaseOnce(key, owner, 0);
+            releaseOnce(kind, key, owner, 0);
         } catch (RuntimeException e) {
             log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
         }
@@ -439,6 +578,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         private Boolean shardedPubSub;
         private int replicasToAwait;
         private Duration replicaTimeout = Duration.ZERO;
+        private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -507,6 +647,21 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             }
             this.replicasToAwait = replicas;
             this.replicaTimeout = replicas == 0 ? Duration.ZERO : timeout;
+            return this;
+        }
+
+        /**
+         * How long a {@link LockKind#FAIR fair} waiter keeps its place in the queue without asking again (default
+         * 3 s, at least 100 ms); waiters ask again at least every third of it, so only a dead or cut-off waiter
+         * loses its place, and it delays the ones behind it by at most this long. Also how long a waiting
+         * writer's intent stops new readers without the writer asking again. Use one value in every JVM of a key.
+         */
+        public Builder fairWaiterTimeout(Duration fairWaiterTimeout) {
+            if (fairWaiterTimeout == null || fairWaiterTimeout.compareTo(MIN_FAIR_WAITER_TIMEOUT) < 0) {
+                throw new IllegalArgumentException("fairWaiterTimeout must be at least " + MIN_FAIR_WAITER_TIMEOUT.toMillis()
+                        + " ms (waiters ask again every third of it), got " + fairWaiterTimeout);
+            }
+            this.fairWaiterTimeout = fairWaiterTimeout;
             return this;
         }
 

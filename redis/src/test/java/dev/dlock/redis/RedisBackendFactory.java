@@ -23,9 +23,14 @@ public class RedisBackendFactory implements BackendFactory {
                 .hostAndPort(new HostAndPort(uri.getHost(), uri.getPort()))
                 .clientConfig(DefaultJedisClientConfig.builder().connectionTimeoutMillis(1000).socketTimeoutMillis(2000).build())
                 .build();
-        RedisLockBackend backend = RedisLockBackend.builder(client).build();
+        RedisLockBackend backend = configure(RedisLockBackend.builder(client)).build();
         CLIENTS.put(backend, client);
         return backend;
+    }
+
+    /** Settings of the backends this factory makes; none by default. */
+    protected RedisLockBackend.Builder configure(RedisLockBackend.Builder builder) {
+        return builder;
     }
 
     @Override

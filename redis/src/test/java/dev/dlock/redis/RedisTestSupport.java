@@ -31,9 +31,14 @@ final class RedisTestSupport {
 
     /** A pooled standalone client with a short timeout, so a dead server fails fast. */
     static RedisClient client(RedisServerProcess server) {
+        return client(server.host(), server.port(), CLIENT_TIMEOUT_MILLIS);
+    }
+
+    /** A pooled standalone client of {@code host:port} with the given socket timeout. */
+    static RedisClient client(String host, int port, int timeoutMillis) {
         return RedisClient.builder()
-                .hostAndPort(server.host(), server.port())
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(CLIENT_TIMEOUT_MILLIS).build())
+                .hostAndPort(host, port)
+                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(timeoutMillis).build())
                 .build();
     }
 

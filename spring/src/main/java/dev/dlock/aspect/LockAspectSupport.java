@@ -55,7 +55,7 @@ public class LockAspectSupport {
     private LockAspectSupport(Builder builder) {
         this.lockManager = builder.lockManager;
         this.evaluator = new LockExpressionEvaluator(builder.beanFactory);
-        this.operations = new LockOperationSource(evaluator, builder.beanFactory, builder.placeholders);
+        this.operations = new LockOperationSource(evaluator, builder.beanFactory, builder.placeholders, builder.lockManager.backend());
         this.abortCheckInterval = builder.abortCheckInterval;
     }
 
@@ -323,6 +323,7 @@ public class LockAspectSupport {
     private LockRequest.Builder requestBuilder(LockOperation operation, String key, BooleanSupplier abort) {
         return LockRequest.builder(key)
                 .name(operation.lockName())
+                .kind(operation.kind())
                 .leaseTime(operation.leaseTime())
                 .lockAtLeastFor(operation.lockAtLeastFor())
                 .abortIf(abort)

@@ -1,6 +1,7 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.OnFailure;
+import dev.dlock.core.LockKind;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.expression.Expression;
 
@@ -15,6 +16,7 @@ import java.util.List;
  * @param method            the most specific method (the one whose parameters the expressions see)
  * @param element           the cache key of the method and its target class
  * @param lockName          the lock's static name
+ * @param kind              the kind of lock: exclusive, fair, read, write or permits
  * @param keyExpressions    the parsed key expressions: one for {@code key}, one per entry of {@code keys}
  * @param keySources        the key expressions' source text, for error messages
  * @param multiKey          whether the lock came from {@code keys} (expanded, sorted, deduplicated)
@@ -29,7 +31,7 @@ import java.util.List;
  * @param resultKind        how the return value is treated
  * @param emptyResult       what SKIP returns (for async kinds: what the completed stage holds)
  */
-record LockOperation(Method method, AnnotatedElementKey element, String lockName,
+record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,

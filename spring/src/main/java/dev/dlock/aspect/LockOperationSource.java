@@ -1,6 +1,9 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.LockMode;
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockKind;
 import dev.dlock.aspect.LockOperation.ResultKind;
 import dev.dlock.annotation.OnFailure;
 import dev.dlock.core.LockNotAcquiredException;
@@ -51,11 +54,19 @@ public final class LockOperationSource {
     private final BeanFactory beanFactory;
     private final UnaryOperator<String> placeholders;
     private final Map<AnnotatedElementKey, Object> operations = new ConcurrentHashMap<>(64);
+    private final LockBackend store;
+    /** The kind each lock name was first declared with, and by which method: one name, one family of kinds. */
+    private final Map<String, Declaration> kindsByName = new ConcurrentHashMap<>();
 
-    LockOperationSource(LockExpressionEvaluator evaluator, BeanFactory beanFactory, UnaryOperator<String> placeholders) {
+    private record Declaration(LockKind kind, String method) {
+    }
+
+    LockOperationSource(LockExpressionEvaluator evaluator, BeanFactory beanFactory, UnaryOperator<String> placeholders,
+                        LockBackend store) {
         this.evaluator = evaluator;
         this.beanFactory = beanFactory;
         this.placeholders = placeholders;
+        this.store = store;
     }
 
     /**
@@ -175,13 +186,71 @@ public final class LockOperationSource {
                 ReflectionUtils.makeAccessible(fallback);
             }
         }
+        LockKind kind = kind(annotation, problems);
         problems.throwIfAny();
 
         String name = annotation.name().isBlank() ? defaultName(specific) : annotation.name();
+        checkOneFamilyPerName(name, kind, specific, problems);
+        problems.throwIfAny();
         ResultKind resultKind = resultKind(specific.getReturnType());
-        return new LockOperation(specific, element, name, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
+        return new LockOperation(specific, element, name, kind, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
                 condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
                 resultKind, emptyResult(specific, resultKind));
+    }
+
+    /** The kind the annotation asks for, when its {@code mode}, {@code permits} and {@code fair} fit together and the store takes it. */
+    private LockKind kind(DistributedLock annotation, Problems problems) {
+        LockMode mode = annotation.mode();
+        int permits = annotation.permits();
+        if (permits < 1) {
+            problems.add("permits", "must be at least 1, was " + permits);
+            return null;
+        }
+        if (permits > 1 && mode != LockMode.EXCLUSIVE) {
+            problems.add("permits", "permits = " + permits + " cannot be combined with mode = " + mode
+                    + "; a semaphore has no readers and writers");
+            return null;
+        }
+        if (annotation.fair() && (mode != LockMode.EXCLUSIVE || permits > 1)) {
+            problems.add("fair", "fair = true is for exclusive locks only, not with "
+                    + (permits > 1 ? "permits = " + permits : "mode = " + mode));
+            return null;
+        }
+        LockKind kind = permits > 1 ? LockKind.permits(permits)
+                : annotation.fair() ? LockKind.FAIR
+                : switch (mode) {
+                    case EXCLUSIVE -> LockKind.EXCLUSIVE;
+                    case READ -> LockKind.READ;
+                    case WRITE -> LockKind.WRITE;
+                };
+        if (!store.supportedModes().contains(kind.mode())) {
+            String attribute = permits > 1 ? "permits" : annotation.fair() ? "fair" : "mode";
+            problems.add(attribute, "the lock store " + store.getClass().getSimpleName() + " cannot take " + kind.mode()
+                    + " locks (it takes " + store.supportedModes() + "); use a store that does, or another kind of lock");
+        }
+        return kind;
+    }
+
+    /**
+     * Refuses a lock name used with kinds that do not lock together: a plain lock and a read/write lock of one
+     * name are separate locks in the store, and permits must agree on their number.
+     */
+    private void checkOneFamilyPerName(String name, LockKind kind, Method method, Problems problems) {
+        Declaration mine = new Declaration(kind, describe(method));
+        Declaration first = kindsByName.putIfAbsent(name, mine);
+        if (first == null || first.method().equals(mine.method())) {
+            return;
+        }
+        boolean compatible = switch (kind.mode()) {
+            case EXCLUSIVE, FAIR -> first.kind().mode() == LockKind.Mode.EXCLUSIVE || first.kind().mode() == LockKind.Mode.FAIR;
+            case READ, WRITE -> first.kind().mode() == LockKind.Mode.READ || first.kind().mode() == LockKind.Mode.WRITE;
+            case PERMITS -> first.kind().equals(kind);
+        };
+        if (!compatible) {
+            problems.add("name", "lock '" + name + "' is taken as " + kind + " here and as " + first.kind() + " by "
+                    + first.method() + "; those do not exclude each other (a READ lock pairs with WRITE, permits must "
+                    + "agree on their number): give the methods the same kind or different names");
+        }
     }
 
     private Expression expression(AnnotatedElementKey element, Method method, String attribute, String source, Problems problems) {

@@ -3,6 +3,7 @@ package dev.dlock.testkit;
 import dev.dlock.core.AcquireResult;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalGrouping;
@@ -11,6 +12,7 @@ import dev.dlock.core.SessionLeases;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -26,6 +28,8 @@ public final class RecordingBackend implements LockBackend {
     public final AtomicInteger acquires = new AtomicInteger();
     /** Acquire attempts that found the key held. */
     public final AtomicInteger heldAnswers = new AtomicInteger();
+    /** Owners whose acquire attempt found the key held at least once, in the order of their first such answer. */
+    public final List<String> waitingOwners = new CopyOnWriteArrayList<>();
     /** Releases sent. */
     public final AtomicInteger releases = new AtomicInteger();
     /** Every renewal entry sent, in order. */
@@ -61,6 +65,37 @@ public final class RecordingBackend implements LockBackend {
     public ReleaseResult release(String key, String owner, long fencingToken) {
         releases.incrementAndGet();
         return delegate.release(key, owner, fencingToken);
+    }
+
+    @Override
+    public Set<LockKind.Mode> supportedModes() {
+        return delegate.supportedModes();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        acquires.incrementAndGet();
+        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis);
+        if (result instanceof AcquireResult.Held) {
+            heldAnswers.incrementAndGet();
+            synchronized (waitingOwners) {
+                if (!waitingOwners.contains(owner)) {
+                    waitingOwners.add(owner);
+                }
+            }
+        }
+        return result;
+    }
+
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        releases.incrementAndGet();
+        return delegate.release(kind, key, owner, fencingToken);
+    }
+
+    @Override
+    public void withdraw(LockKind kind, String key, String owner) {
+        delegate.withdraw(kind, key, owner);
     }
 
     @Override

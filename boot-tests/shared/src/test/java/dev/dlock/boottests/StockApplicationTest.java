@@ -3,6 +3,7 @@ package dev.dlock.boottests;
 import com.jayway.jsonpath.JsonPath;
 import dev.dlock.boot.DistributedLockProperties;
 import dev.dlock.core.LockManager;
+import dev.dlock.testkit.Concurrently;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
@@ -103,22 +104,7 @@ class StockApplicationTest {
         int threads = 6;
         int calls = 15;
         int before = overlaps.counter();
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < calls; i++) {
-                        stock.reserve("sku-1");
-                    }
-                }));
-            }
-            for (Future<?> future : futures) {
-                future.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        Concurrently.run(threads, calls, Duration.ofSeconds(60), () -> stock.reserve("sku-1"));
         assertThat(overlaps.overlaps()).as("threads inside the locked section together").isZero();
         assertThat(overlaps.counter() - before).as("no reservation lost").isEqualTo(threads * calls);
     }

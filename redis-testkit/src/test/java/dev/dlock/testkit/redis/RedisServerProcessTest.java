@@ -65,6 +65,28 @@ class RedisServerProcessTest {
     }
 
     @Test
+    void everyPlatformEitherHasAnEmbeddedBinaryOrIsToldWhatToInstall() {
+        assertThat(RedisBinaries.embeddedResourceName("Linux", "amd64")).isEqualTo("redis-server-6.2.6-v5-linux-amd64");
+        assertThat(RedisBinaries.embeddedResourceName("Linux", "aarch64")).isEqualTo("redis-server-6.2.7-linux-arm64");
+        assertThat(RedisBinaries.embeddedResourceName("Mac OS X", "aarch64")).isEqualTo("redis-server-6.2.6-v5-darwin-arm64");
+        assertThat(RedisBinaries.embeddedResourceName("Mac OS X", "x86_64")).isEqualTo("redis-server-6.2.6-v5-darwin-amd64");
+        assertThatThrownBy(() -> RedisBinaries.embeddedResourceName("Windows 11", "amd64"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("WSL 2")
+                .hasMessageContaining("apt-get install redis-server");
+        assertThatThrownBy(() -> RedisBinaries.embeddedResourceName("FreeBSD", "amd64"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Install Redis 6.2 or later")
+                .hasMessageContaining("dlock.redis.server");
+        // Every name the mapping gives is really inside the embedded-redis jar on the test class path.
+        for (String[] platform : new String[][] {{"Linux", "amd64"}, {"Linux", "aarch64"}, {"Linux", "i386"},
+                {"Mac OS X", "aarch64"}, {"Mac OS X", "x86_64"}}) {
+            String resource = RedisBinaries.embeddedResourceName(platform[0], platform[1]);
+            assertThat(getClass().getClassLoader().getResource(resource)).as(resource).isNotNull();
+        }
+    }
+
+    @Test
     void killThenRestartServesAnEmptyDatasetOnTheSamePort() {
         try (RedisServerProcess server = RedisServerProcess.start()) {
             int port = server.port();

@@ -1,0 +1,518 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The behaviour of the lock kinds beyond exclusive — read/write, permits, fair — through {@link LockManager},
+ * against a real store. Each test runs only when the store supports the kind it needs
+ * ({@link LockBackend#supportedModes()}); a store that supports none still passes the refusal test.
+ * The detectors are sized for each kind: never a writer beside anyone, never more holders than permits,
+ * acquisitions in arrival order.
+ */
+public abstract class LockKindsContractTest {
+
+    /** Creates backends (each with its own client) connected to the store under test. */
+    protected abstract BackendFactory factory();
+
+    /** The connection string {@link #factory()} understands. */
+    protected abstract String connection();
+
+    /**
+     * How long the store keeps a fair waiter's place (and a waiting writer's hold on new readers) without
+     * hearing from it, as the factory's backends are configured.
+     */
+    protected abstract Duration fairWaiterTimeout();
+
+    private final List<LockManager> managers = new ArrayList<>();
+    private final List<LockBackend> backends = new ArrayList<>();
+    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+    private ExecutorService runner;
+    private String key;
+
+    @BeforeEach
+    void uniqueKey(TestInfo test) {
+        key = "kinds:" + test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
+    }
+
+    @AfterEach
+    void closeManagers() {
+        if (runner != null) {
+            runner.shutdownNow();
+            runner = null;
+        }
+        threads.forEach(Thread::interrupt);
+        managers.forEach(LockManager::close);
+        backends.forEach(b -> factory().dispose(b));
+        managers.clear();
+        backends.clear();
+    }
+
+    private RecordingBackend newBackend() {
+        LockBackend backend = factory().create(connection());
+        backends.add(backend);
+        return new RecordingBackend(backend);
+    }
+
+    private LockManager manager(LockBackend backend) {
+        LockManager manager = LockManager.builder(backend).leaseTime(Duration.ofSeconds(1)).build();
+        managers.add(manager);
+        return manager;
+    }
+
+    private LockManager manager() {
+        return manager(newBackend());
+    }
+
+    private void assumeSupports(LockKind.Mode mode) {
+        LockBackend backend = newBackend();
+        assumeTrue(backend.supportedModes().contains(mode), backend + " does not take " + mode + " locks");
+    }
+
+    private LockRequest request(LockKind kind, Duration wait) {
+        return LockRequest.builder(key).kind(kind).waitTime(wait).build();
+    }
+
+    private static LockHandle take(LockManager locks, LockRequest request) {
+        return locks.acquire(request);
+    }
+
+    private Optional<LockHandle> tryNow(LockManager locks, LockKind kind) {
+        return locks.tryAcquire(request(kind, Duration.ZERO));
+    }
+
+    /** {@link #tryNow} from a thread that holds nothing, so the answer comes from the store, not from re-entry. */
+    private Optional<LockHandle> tryFromOtherThread(LockManager locks, LockKind kind) throws Exception {
+        return CompletableFuture.supplyAsync(() -> tryNow(locks, kind), runner()).get(30, TimeUnit.SECONDS);
+    }
+
+    // ------------------------------------------------------------------ refusal
+
+    @Test
+    void aKindTheStoreCannotTakeIsRefusedNamingTheStore() {
+        LockBackend backend = newBackend();
+        LockManager locks = manager(backend);
+        for (LockKind.Mode mode : LockKind.Mode.values()) {
+            if (backend.supportedModes().contains(mode)) {
+                continue;
+            }
+            LockKind kind = mode == LockKind.Mode.PERMITS ? LockKind.permits(2) : LockKind.of(mode);
+            assertThatThrownBy(() -> locks.acquire(request(kind, Duration.ZERO)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(mode.name()).hasMessageContaining("cannot take");
+        }
+        assertThat(backend.supportedModes()).contains(LockKind.Mode.EXCLUSIVE);
+    }
+
+    // ------------------------------------------------------------------ permits
+
+    @Test
+    void threePermitsAreHeldAtOnceAndAFourthWaitsForOne() throws Exception {
+        assumeSupports(LockKind.Mode.PERMITS);
+        LockKind three = LockKind.permits(3);
+        LockManager first = manager();
+        LockManager second = manager();
+        List<LockHandle> held = new ArrayList<>();
+        held.add(take(first, request(three, Duration.ZERO)));
+        held.add(take(second, request(three, Duration.ZERO)));
+        // Another thread of the same JVM takes its own permit: a share is not re-entered across threads.
+        held.add(CompletableFuture.supplyAsync(() -> take(first, request(three, Duration.ZERO))).get(10, TimeUnit.SECONDS));
+        assertThat(held).allMatch(LockHandle::isHeld);
+        assertThat(tryFromOtherThread(second, three)).as("a fourth permit").isEmpty();
+        CompletableFuture<LockHandle> fourth = CompletableFuture.supplyAsync(() -> take(second, request(three, Duration.ofSeconds(20))));
+        held.remove(0).close();
+        LockHandle got = fourth.get(20, TimeUnit.SECONDS);
+        assertThat(got.isHeld()).isTrue();
+        got.close();
+        for (LockHandle h : held) {
+            h.close();
+        }
+    }
+
+    @Test
+    void permitHoldersNeverExceedTheirCount() throws Exception {
+        assumeSupports(LockKind.Mode.PERMITS);
+        LockKind three = LockKind.permits(3);
+        LockManager first = manager();
+        LockManager second = manager();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        runTasks(8, 60, task -> {
+            LockManager locks = task % 2 == 0 ? first : second;
+            try (LockHandle permit = take(locks, request(three, Duration.ofSeconds(60)))) {
+                int now = inside.incrementAndGet();
+                most.accumulateAndGet(now, Math::max);
+                tokens.add(permit.fencingToken());
+                pauseMicros(500);
+                inside.decrementAndGet();
+            }
+        });
+        assertThat(most.get()).as("most permit holders at once").isLessThanOrEqualTo(3);
+        assertThat(tokens).hasSize(8 * 60).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aDeadHoldersPermitReturnsWhenItsLeaseEnds() throws Exception {
+        assumeSupports(LockKind.Mode.PERMITS);
+        LockKind one = LockKind.permits(1);
+        LockManager dying = manager();
+        dying.acquire(LockRequest.builder(key).kind(one).leaseTime(Duration.ofMillis(400)).waitTime(Duration.ZERO).build());
+        // Its JVM dies: nobody releases or renews the permit.
+        dying.close();
+        LockManager survivor = manager();
+        assertThat(tryNow(survivor, one)).isEmpty();
+        try (LockHandle permit = survivor.acquire(request(one, Duration.ofSeconds(20)))) {
+            assertThat(permit.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void theWatchdogKeepsSharesAliveBeyondTheirLease() throws Exception {
+        assumeSupports(LockKind.Mode.PERMITS);
+        assumeSupports(LockKind.Mode.READ);
+        LockManager holder = manager();
+        LockManager other = manager();
+        LockKind one = LockKind.permits(1);
+        try (LockHandle permit = take(holder, request(one, Duration.ZERO));
+             LockHandle read = take(holder, LockRequest.builder(key).kind(LockKind.READ).waitTime(Duration.ZERO).build())) {
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3500);
+            while (System.nanoTime() < end) {
+                assertThat(tryNow(other, one)).as("the permit is still taken").isEmpty();
+                assertThat(tryNow(other, LockKind.WRITE)).as("the read share still keeps writers out").isEmpty();
+                pauseMicros(200_000);
+            }
+            assertThat(permit.isHeld()).isTrue();
+            assertThat(read.isHeld()).isTrue();
+        }
+        assertThat(tryNow(other, one)).as("free after release").isPresent().get().satisfies(LockHandle::close);
+    }
+
+    // ------------------------------------------------------------------ read/write
+
+    @Test
+    void readersShareTheKeyAndAWriterWaitsForAllOfThem() throws Exception {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager first = manager();
+        LockManager second = manager();
+        LockHandle r1 = take(first, request(LockKind.READ, Duration.ZERO));
+        LockHandle r2 = take(second, request(LockKind.READ, Duration.ZERO));
+        LockHandle r3 = CompletableFuture.supplyAsync(() -> take(first, request(LockKind.READ, Duration.ZERO))).get(10, TimeUnit.SECONDS);
+        assertThat(tryFromOtherThread(second, LockKind.WRITE)).as("a writer beside readers").isEmpty();
+        CompletableFuture<LockHandle> writer = CompletableFuture.supplyAsync(() -> take(second, request(LockKind.WRITE, Duration.ofSeconds(20))));
+        r1.close();
+        r2.close();
+        assertThat(writer).as("one reader still holds").isNotDone();
+        r3.close();
+        LockHandle write = writer.get(20, TimeUnit.SECONDS);
+        assertThat(tryNow(first, LockKind.READ)).as("a reader beside the writer").isEmpty();
+        assertThat(tryNow(first, LockKind.WRITE)).as("a second writer").isEmpty();
+        write.close();
+        assertThat(tryNow(first, LockKind.READ)).isPresent().get().satisfies(LockHandle::close);
+    }
+
+    @Test
+    void aWriterNeverHoldsBesideAnyoneElse() throws Exception {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager first = manager();
+        LockManager second = manager();
+        AtomicInteger readers = new AtomicInteger();
+        AtomicInteger writers = new AtomicInteger();
+        AtomicInteger violations = new AtomicInteger();
+        AtomicInteger mostReaders = new AtomicInteger();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        runTasks(8, 60, task -> {
+            LockManager locks = task % 2 == 0 ? first : second;
+            boolean write = ThreadLocalRandom.current().nextInt(4) == 0;
+            try (LockHandle lock = take(locks, request(write ? LockKind.WRITE : LockKind.READ, Duration.ofSeconds(60)))) {
+                tokens.add(lock.fencingToken());
+                if (write) {
+                    if (writers.incrementAndGet() != 1 || readers.get() != 0) {
+                        violations.incrementAndGet();
+                    }
+                    pauseMicros(300);
+                    writers.decrementAndGet();
+                } else {
+                    mostReaders.accumulateAndGet(readers.incrementAndGet(), Math::max);
+                    if (writers.get() != 0) {
+                        violations.incrementAndGet();
+                    }
+                    pauseMicros(300);
+                    readers.decrementAndGet();
+                }
+            }
+        });
+        assertThat(violations.get()).as("a writer beside another holder").isZero();
+        assertThat(tokens).as("readers and writers share one token sequence").hasSize(8 * 60).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aWaitingWriterHoldsBackNewReadersUntilItHadItsTurn() throws Exception {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager first = manager();
+        LockManager second = manager();
+        LockHandle reader = take(first, request(LockKind.READ, Duration.ZERO));
+        LockManager third = manager();
+        CompletableFuture<LockHandle> writer = CompletableFuture.supplyAsync(() -> take(second, request(LockKind.WRITE, Duration.ofSeconds(30))));
+        // Once the writer waits, new readers (of another JVM: the store decides) are turned away although only readers hold the key.
+        awaitTrue(Duration.ofSeconds(10), () -> {
+            Optional<LockHandle> late = tryNow(third, LockKind.READ);
+            late.ifPresent(LockHandle::close);
+            return late.isEmpty();
+        });
+        reader.close();
+        LockHandle write = writer.get(20, TimeUnit.SECONDS);
+        write.close();
+        assertThat(tryNow(second, LockKind.READ)).as("readers are back once the writer is done").isPresent().get().satisfies(LockHandle::close);
+    }
+
+    @Test
+    void aWriterThatDiedWhileWaitingHoldsReadersBackOnlyForTheWaiterTimeout() throws Exception {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager readerSide = manager();
+        RecordingBackend writerBackend = newBackend();
+        LockHandle reader = take(readerSide, request(LockKind.READ, Duration.ZERO));
+        // A writer's single attempt, then its JVM is gone: it never asks again and never withdraws.
+        writerBackend.tryAcquire(LockKind.WRITE, key, "dead-writer-" + UUID.randomUUID(), 30_000);
+        LockManager other = manager();
+        assertThat(tryNow(other, LockKind.READ)).as("held back by the waiting writer").isEmpty();
+        long start = System.nanoTime();
+        try (LockHandle late = other.acquire(request(LockKind.READ, fairWaiterTimeout().multipliedBy(4)))) {
+            assertThat(late.isHeld()).isTrue();
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(fairWaiterTimeout().plusSeconds(2));
+        reader.close();
+    }
+
+    @Test
+    void aReadInsideTheThreadsWriteReentersAndAWriteInsideAReadIsRefused() {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager locks = manager();
+        try (LockHandle write = take(locks, request(LockKind.WRITE, Duration.ZERO));
+             LockHandle read = take(locks, request(LockKind.READ, Duration.ZERO))) {
+            assertThat(read.fencingToken()).as("the read re-enters the write lease").isEqualTo(write.fencingToken());
+        }
+        try (LockHandle read = take(locks, request(LockKind.READ, Duration.ZERO))) {
+            try (LockHandle again = take(locks, request(LockKind.READ, Duration.ZERO))) {
+                assertThat(again.fencingToken()).isEqualTo(read.fencingToken());
+            }
+            assertThatThrownBy(() -> take(locks, request(LockKind.WRITE, Duration.ofSeconds(5))))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot be upgraded").hasMessageContaining(key);
+            assertThat(read.isHeld()).isTrue();
+        }
+        assertThat(tryNow(locks, LockKind.WRITE)).as("nothing left held").isPresent().get().satisfies(LockHandle::close);
+    }
+
+    @Test
+    void aDeadReadersShareFreesWhenItsLeaseEnds() {
+        assumeSupports(LockKind.Mode.READ);
+        LockManager dying = manager();
+        dying.acquire(LockRequest.builder(key).kind(LockKind.READ).leaseTime(Duration.ofMillis(400)).waitTime(Duration.ZERO).build());
+        dying.close();
+        LockManager survivor = manager();
+        try (LockHandle write = survivor.acquire(request(LockKind.WRITE, Duration.ofSeconds(20)))) {
+            assertThat(write.isHeld()).isTrue();
+        }
+    }
+
+    // ------------------------------------------------------------------ fair
+
+    @Test
+    void fairWaitersOfThreeManagersAcquireInArrivalOrder() throws Exception {
+        assumeSupports(LockKind.Mode.FAIR);
+        List<RecordingBackend> stores = List.of(newBackend(), newBackend(), newBackend());
+        List<LockManager> locks = stores.stream().map(this::manager).toList();
+        LockHandle holder = take(locks.get(0), request(LockKind.FAIR, Duration.ZERO));
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            int waiter = i;
+            RecordingBackend store = stores.get(i % 3);
+            int before = store.waitingOwners.size();
+            waiters.add(CompletableFuture.runAsync(() -> {
+                try (LockHandle ignored = take(locks.get(waiter % 3), request(LockKind.FAIR, Duration.ofSeconds(60)))) {
+                    order.add("w" + waiter);
+                }
+            }, runner()));
+            // The next waiter arrives only once this one has its place in the store's queue.
+            awaitTrue(Duration.ofSeconds(10), () -> store.waitingOwners.size() > before);
+        }
+        holder.close();
+        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(order).containsExactly("w0", "w1", "w2", "w3", "w4", "w5");
+    }
+
+    @Test
+    void deadFairWaitersCostTheLiveOnesAtMostOneWaiterTimeoutTogether() throws Exception {
+        assumeSupports(LockKind.Mode.FAIR);
+        RecordingBackend store = newBackend();
+        LockManager locks = manager(store);
+        LockHandle holder = take(locks, request(LockKind.FAIR, Duration.ZERO));
+        // Three waiters of an application that was restarted (or killed): queued, never heard from again.
+        for (int i = 0; i < 3; i++) {
+            store.tryAcquire(LockKind.FAIR, key, "gone-" + i + "-" + UUID.randomUUID(), 30_000);
+        }
+        LockManager live = manager();
+        CompletableFuture<Long> waited = CompletableFuture.supplyAsync(() -> {
+            long start = System.nanoTime();
+            try (LockHandle ignored = take(live, request(LockKind.FAIR, fairWaiterTimeout().multipliedBy(6)))) {
+                return System.nanoTime() - start;
+            }
+        }, runner());
+        holder.close();
+        long nanos = waited.get(60, TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(nanos)).as("three dead waiters ahead cost one timeout, not three")
+                .isLessThan(fairWaiterTimeout().plus(fairWaiterTimeout().dividedBy(2)).plusSeconds(1));
+    }
+
+    @Test
+    void aLiveFairWaiterKeepsItsPlaceHoweverLongItWaits() throws Exception {
+        assumeSupports(LockKind.Mode.FAIR);
+        RecordingBackend first = newBackend();
+        RecordingBackend second = newBackend();
+        LockManager holderSide = manager(first);
+        LockManager waiterSide = manager(second);
+        LockHandle holder = take(holderSide, request(LockKind.FAIR, Duration.ZERO));
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> early = CompletableFuture.runAsync(() -> {
+            try (LockHandle ignored = take(waiterSide, request(LockKind.FAIR, Duration.ofMinutes(2)))) {
+                order.add("early");
+            }
+        }, runner());
+        awaitTrue(Duration.ofSeconds(10), () -> !second.waitingOwners.isEmpty());
+        // Hold for three waiter timeouts: a waiter is dropped only when it stops asking, never for waiting long.
+        pauseMicros(fairWaiterTimeout().multipliedBy(3).toNanos() / 1000);
+        CompletableFuture<Void> late = CompletableFuture.runAsync(() -> {
+            try (LockHandle ignored = take(holderSide, request(LockKind.FAIR, Duration.ofMinutes(2)))) {
+                order.add("late");
+            }
+        }, runner());
+        awaitTrue(Duration.ofSeconds(10), () -> !first.waitingOwners.isEmpty());
+        holder.close();
+        CompletableFuture.allOf(early, late).get(60, TimeUnit.SECONDS);
+        assertThat(order).containsExactly("early", "late");
+    }
+
+    @Test
+    void aFairWaiterThatGivesUpLeavesTheQueueAtOnce() throws Exception {
+        assumeSupports(LockKind.Mode.FAIR);
+        LockManager locks = manager();
+        LockManager other = manager();
+        LockHandle holder = take(locks, request(LockKind.FAIR, Duration.ZERO));
+        assertThat(other.tryAcquire(request(LockKind.FAIR, Duration.ofMillis(200)))).as("timed out while held").isEmpty();
+        holder.close();
+        // The one that timed out withdrew: the next fair waiter does not wait for its place to go stale.
+        long start = System.nanoTime();
+        try (LockHandle next = take(other, request(LockKind.FAIR, fairWaiterTimeout()))) {
+            assertThat(next.isHeld()).isTrue();
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(fairWaiterTimeout().dividedBy(2));
+    }
+
+    @Test
+    void fairAndExclusiveLocksOfOneKeyNeverOverlap() throws Exception {
+        assumeSupports(LockKind.Mode.FAIR);
+        LockManager first = manager();
+        LockManager second = manager();
+        OverlapDetector detector = new OverlapDetector();
+        runTasks(8, 40, task -> {
+            LockManager locks = task % 2 == 0 ? first : second;
+            LockKind kind = task % 4 < 2 ? LockKind.FAIR : LockKind.EXCLUSIVE;
+            try (LockHandle ignored = take(locks, request(kind, Duration.ofSeconds(60)))) {
+                detector.enter();
+                detector.incrementUnsafely();
+                detector.exit();
+            }
+        });
+        assertThat(detector.overlaps()).isZero();
+        assertThat(detector.counter()).isEqualTo(8 * 40);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** A task of {@link #runTasks}: one critical section. */
+    protected interface Section {
+        void run(int task) throws Exception;
+    }
+
+    private void runTasks(int tasks, int iterations, Section section) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(tasks);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < tasks; t++) {
+                int task = t;
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < iterations; i++) {
+                        section.run(task);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(5, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Threads for waiters, stopped after the test. */
+    private ExecutorService runner() {
+        if (runner == null) {
+            runner = Executors.newCachedThreadPool(work -> {
+                Thread thread = new Thread(work, "kinds-" + key);
+                thread.setDaemon(true);
+                threads.add(thread);
+                return thread;
+            });
+        }
+        return runner;
+    }
+
+    private static void pauseMicros(long micros) {
+        try {
+            TimeUnit.MICROSECONDS.sleep(micros);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** Polls {@code condition} every 10 ms until it holds; fails after {@code timeout}. */
+    private static void awaitTrue(Duration timeout, BooleanSupplier condition) {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("condition not met within " + timeout);
+            }
+            pauseMicros(10_000);
+        }
+    }
+}

@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -224,14 +225,25 @@ final class ScenarioSupport implements AutoCloseable {
      * and runs cleanup: the row is deleted and re-created many times, and the key's fencing tokens,
      * logged inside the critical section, still only go up, with no overlap.
      */
+    /** {@code store} with every acquire statement run holding the read side of {@code inFlight}. */
+    private static LockBackend guarded(LockBackend store, ReentrantReadWriteLock inFlight) {
+        RecordingBackend guarded = new RecordingBackend(store);
+        guarded.guardAcquires(inFlight.readLock());
+        return guarded;
+    }
+
     static void tokensKeepRisingWhileCleanupDeletesTheRow(String connection, JdbcContractHooks.Admin adminConnections,
                                                           String ageFreeRows) throws Exception {
+        // Ageing a row by hours makes it deletable at once, as if the retention had passed in a moment. The store's
+        // promise assumes no acquire statement runs longer than the retention (an insert draws its token when it
+        // starts), so the sweeper ages and deletes only while no acquire statement is in flight.
+        ReentrantReadWriteLock inFlight = new ReentrantReadWriteLock(true);
         try (HikariDataSource firstPool = JdbcBackendFactory.pool(connection, 8);
              HikariDataSource secondPool = JdbcBackendFactory.pool(connection, 8);
              JdbcLockBackend first = JdbcLockBackend.builder(firstPool).cleanupInterval(Duration.ZERO).build();
              JdbcLockBackend second = JdbcLockBackend.builder(secondPool).cleanupInterval(Duration.ZERO).build();
-             LockManager firstLocks = LockManager.builder(first).build();
-             LockManager secondLocks = LockManager.builder(second).build();
+             LockManager firstLocks = LockManager.builder(guarded(first, inFlight)).build();
+             LockManager secondLocks = LockManager.builder(guarded(second, inFlight)).build();
              Connection admin = adminConnections.open()) {
             String key = "sweep-race:" + System.nanoTime();
             OverlapDetector detector = new OverlapDetector();
@@ -242,8 +254,13 @@ final class ScenarioSupport implements AutoCloseable {
                 try (PreparedStatement age = admin.prepareStatement(ageFreeRows)) {
                     age.setString(1, key);
                     while (contending.get()) {
-                        age.executeUpdate();
-                        deletions.addAndGet(first.cleanUp());
+                        inFlight.writeLock().lock();
+                        try {
+                            age.executeUpdate();
+                            deletions.addAndGet(first.cleanUp());
+                        } finally {
+                            inFlight.writeLock().unlock();
+                        }
                     }
                 } catch (SQLException e) {
                     throw new IllegalStateException(e);

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
 import java.util.function.Consumer;
 
 /**
@@ -35,6 +36,7 @@ public final class RecordingBackend implements LockBackend {
     /** Every renewal entry sent, in order. */
     public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
+    private volatile Lock acquireGuard;
 
     /** Wraps {@code delegate}. */
     public RecordingBackend(LockBackend delegate) {
@@ -46,6 +48,11 @@ public final class RecordingBackend implements LockBackend {
         this.beforeRenew = hook;
     }
 
+    /** Runs every acquire attempt holding {@code guard}, so a test can keep store work away from attempts in flight. */
+    public void guardAcquires(Lock guard) {
+        this.acquireGuard = guard;
+    }
+
     /** The number of renewal entries sent for {@code key}. */
     public long renewalsOf(String key) {
         return renewals.stream().filter(r -> r.key().equals(key)).count();
@@ -53,12 +60,20 @@ public final class RecordingBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-        acquires.incrementAndGet();
-        AcquireResult result = delegate.tryAcquire(key, owner, leaseMillis);
-        if (result instanceof AcquireResult.Held) {
-            heldAnswers.incrementAndGet();
+        return tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
+    }
+
+    private AcquireResult guarded(LockKind kind, String key, String owner, long leaseMillis) {
+        Lock guard = acquireGuard;
+        if (guard == null) {
+            return delegate.tryAcquire(kind, key, owner, leaseMillis);
         }
-        return result;
+        guard.lock();
+        try {
+            return delegate.tryAcquire(kind, key, owner, leaseMillis);
+        } finally {
+            guard.unlock();
+        }
     }
 
     @Override
@@ -75,7 +90,7 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
         acquires.incrementAndGet();
-        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis);
+        AcquireResult result = guarded(kind, key, owner, leaseMillis);
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
             synchronized (waitingOwners) {

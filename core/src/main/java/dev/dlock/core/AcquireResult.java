@@ -15,8 +15,15 @@ public sealed interface AcquireResult {
 
     /**
      * Someone else holds the key; it expires in {@code remainingTtlMillis} unless renewed
-     * (negative when the store cannot tell).
+     * (negative when the store cannot tell). For a fair acquisition, {@code waitersAhead} is how many
+     * queued waiters come before the caller (-1 when the store does not say): a waiter need not ask again
+     * before that many more releases, or the TTL.
      */
-    record Held(long remainingTtlMillis) implements AcquireResult {
+    record Held(long remainingTtlMillis, int waitersAhead) implements AcquireResult {
+
+        /** A refusal that says nothing about a queue. */
+        public Held(long remainingTtlMillis) {
+            this(remainingTtlMillis, -1);
+        }
     }
 }

@@ -244,7 +244,8 @@ public final class InMemoryLockBackend implements LockBackend {
             }
             queue.waiters.put(owner, now);
             long askAgain = waiterTimeoutNanos / 3;
-            result[0] = new AcquireResult.Held(ceilMillis(free ? askAgain : Math.min(askAgain, current.endsAtNanos - now)));
+            result[0] = new AcquireResult.Held(ceilMillis(free ? askAgain : Math.min(askAgain, current.endsAtNanos - now)),
+                    queue.ahead(owner));
             return current;
         });
         return result[0];
@@ -467,6 +468,17 @@ public final class InMemoryLockBackend implements LockBackend {
 
         void dropSilent(long askedBefore) {
             waiters.values().removeIf(lastAsked -> lastAsked - askedBefore < 0);
+        }
+
+        int ahead(String owner) {
+            int before = 0;
+            for (String waiter : waiters.keySet()) {
+                if (waiter.equals(owner)) {
+                    return before;
+                }
+                before++;
+            }
+            return -1;
         }
 
         boolean isNext(String owner) {

@@ -218,7 +218,7 @@ final class KeyGate {
         }
     }
 
-    /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNoticeAfter}. */
+    /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNotices}. */
     long noticeCount() {
         noticeLock.lock();
         try {
@@ -229,14 +229,14 @@ final class KeyGate {
     }
 
     /**
-     * Waits up to {@code nanos} for a release notice after the {@code seen}-th: every waiter is woken by
-     * each notice (fair waiters all wait in the store, and only the store knows whose turn it is).
+     * Waits up to {@code nanos} until {@code count} release notices arrived in all: fair waiters all wait in
+     * the store at once, and each asks again only once enough releases happened for its turn to come.
      */
-    void awaitNoticeAfter(long seen, long nanos) throws InterruptedException {
+    void awaitNotices(long count, long nanos) throws InterruptedException {
         noticeLock.lock();
         try {
             long left = nanos;
-            while (noticeCount == seen && left > 0) {
+            while (noticeCount < count && left > 0) {
                 left = noticed.awaitNanos(left);
             }
         } finally {

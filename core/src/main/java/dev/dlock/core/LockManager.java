@@ -482,7 +482,10 @@ public final class LockManager implements AutoCloseable {
                 long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) result).remainingTtlMillis());
                 long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
                 if (signals.isPresent() && fair) {
-                    gate.awaitNoticeAfter(noticesSeen, pause);
+                    // With w waiters ahead the turn comes after w + 1 releases; one fewer in case a release came
+                    // between reading the count and the store's answer (at worst one early question).
+                    int ahead = ((AcquireResult.Held) result).waitersAhead();
+                    gate.awaitNotices(noticesSeen + Math.max(1, ahead), pause);
                 } else if (signals.isPresent()) {
                     KeyGate.awaitSignal(signals.get(), pause);
                 } else {

@@ -224,7 +224,10 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
                     + replicasToAwait + " replicas acknowledged the lock within " + replicaTimeoutMillis
                     + " ms (waitForReplicas); the lock was released again", null);
         }
-        return status == ACQUIRED ? new AcquireResult.Acquired(value) : new AcquireResult.Held(value);
+        if (status == ACQUIRED) {
+            return new AcquireResult.Acquired(value);
+        }
+        return result.size() > 2 ? new AcquireResult.Held(value, (int) toLong(result.get(2))) : new AcquireResult.Held(value);
     }
 
     /**

@@ -2,8 +2,8 @@
 -- KEYS[1] lock key (shared with exclusive acquisitions), KEYS[2] queue (owner -> arrival sequence),
 -- KEYS[3] seen (owner -> when it last asked, server ms), KEYS[4] fencing counter (one hash tag)
 -- ARGV[1] owner token, ARGV[2] lease in ms, ARGV[3] counter TTL in ms, ARGV[4] waiter timeout in ms
--- Returns {1, token} when the owner holds the lock now, {0, ms} when it must ask again within that time
--- to keep its place.
+-- Returns {1, token} when the owner holds the lock now, {0, ms, ahead} when it must ask again within that
+-- time to keep its place, with how many waiters are queued before it.
 local micros, now = serverTime()
 local timeout = tonumber(ARGV[4])
 
@@ -55,4 +55,4 @@ if holder then
     wait = holderTtl
   end
 end
-return {0, wait}
+return {0, wait, redis.call('ZRANK', KEYS[2], ARGV[1])}

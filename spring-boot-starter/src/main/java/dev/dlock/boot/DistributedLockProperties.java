@@ -259,9 +259,25 @@ public class DistributedLockProperties {
         /** Prepended to every Redis key and channel (default dlock:); must not contain braces (they would break the hash tag). */
         private String keyPrefix;
 
+        /**
+         * How long a fair waiter (fair = true) or a writer waiting for readers keeps its place without asking again
+         * (default 3 s): the longest a waiter whose JVM died delays the others. Give every instance the same value.
+         */
+        private Duration fairWaiterTimeout;
+
         private final Sentinel sentinel = new Sentinel();
         private final Cluster cluster = new Cluster();
         private final Redlock redlock = new Redlock();
+
+        /** How long a silent fair waiter keeps its place, or null for the store's default. */
+        public Duration getFairWaiterTimeout() {
+            return fairWaiterTimeout;
+        }
+
+        /** Sets how long a silent fair waiter keeps its place. */
+        public void setFairWaiterTimeout(Duration fairWaiterTimeout) {
+            this.fairWaiterTimeout = fairWaiterTimeout;
+        }
 
         /** The prefix of every Redis key and channel, or null for the default. */
         public String getKeyPrefix() {

@@ -23,6 +23,7 @@ import org.springframework.util.ClassUtils;
 import redis.clients.jedis.UnifiedJedis;
 
 import javax.net.ssl.SSLSocketFactory;
+import java.time.Duration;
 import java.util.function.Function;
 
 import static dev.dlock.boot.BuilderProperty.set;
@@ -95,6 +96,10 @@ public class RedisLockStoreAutoConfiguration {
         RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
         applyKeyPrefix(properties, builder::keyPrefix);
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
+        Duration fairWaiterTimeout = properties.getRedis().getFairWaiterTimeout();
+        if (fairWaiterTimeout != null) {
+            set(PREFIX + ".redis.fair-waiter-timeout", () -> builder.fairWaiterTimeout(fairWaiterTimeout));
+        }
         return builder.build();
     }
 

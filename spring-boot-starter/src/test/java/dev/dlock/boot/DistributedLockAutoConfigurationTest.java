@@ -427,6 +427,7 @@ class DistributedLockAutoConfigurationTest {
                 Arguments.of("dlock.watchdog.batch-size", "0", "between 1 and 10000"),
                 Arguments.of("dlock.watchdog.batch-size", "10001", "between 1 and 10000"),
                 Arguments.of("dlock.redis.key-prefix", "app{1}:", "must not contain '{' or '}'"),
+                Arguments.of("dlock.redis.fair-waiter-timeout", "50ms", "fairWaiterTimeout"),
                 Arguments.of("dlock.redis.key-prefix", "p".repeat(257), "at most 256 bytes"),
                 Arguments.of("dlock.key-prefix", "app{1}:", "must not contain '{' or '}'"));
     }

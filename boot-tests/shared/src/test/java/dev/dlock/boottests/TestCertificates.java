@@ -13,8 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test CA, a server certificate for 127.0.0.1, a server certificate for another host only and a
- * client certificate, made with the JDK's own keytool (no openssl, no extra library: what a machine
+ * A test CA, a server certificate for 127.0.0.1 and a client certificate, made with the JDK's own keytool (no openssl, no extra library: what a machine
  * with only a JDK has). Gives PEM files for redis-server and PKCS#12 stores for the client's SSL bundle.
  * Made once per test JVM ({@link #shared()}): keytool runs take seconds.
  *
@@ -59,13 +58,13 @@ record TestCertificates(Path directory) {
         return directory.resolve("server.key");
     }
 
-    /** A server certificate signed by the CA whose only name is elsewhere.invalid: no match for 127.0.0.1. */
-    Path otherHostCertPem() {
-        return directory.resolve("other-host-chain.pem");
+    /** The client's certificate chain: signed by the CA, with no subject alternative name (so no host matches it). */
+    Path clientCertPem() {
+        return directory.resolve("client-chain.pem");
     }
 
-    Path otherHostKeyPem() {
-        return directory.resolve("other-host.key");
+    Path clientKeyPem() {
+        return directory.resolve("client.key");
     }
 
     /** PKCS#12 with the client's key and certificate chain. */
@@ -84,10 +83,9 @@ record TestCertificates(Path directory) {
         keytool("-exportcert", "-rfc", "-alias", "ca", "-keystore", "ca.p12", "-file", "ca.pem");
         keytool("-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem", "-keystore", "trust.p12");
         signed("server", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost");
-        signed("other-host", "CN=elsewhere.invalid", "-ext", "SAN=dns:elsewhere.invalid");
         signed("client", "CN=dlock client");
         writePrivateKeyPem("server.p12", "server", serverKeyPem());
-        writePrivateKeyPem("other-host.p12", "other-host", otherHostKeyPem());
+        writePrivateKeyPem("client.p12", "client", clientKeyPem());
         try {
             Files.copy(directory.resolve("server-chain.pem"), serverCertPem());
         } catch (IOException e) {

@@ -7,9 +7,12 @@ import dev.dlock.core.LockManager;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import redis.clients.jedis.Jedis;
 
@@ -25,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * dlock's TLS connections honour what the SSL bundle says beyond its key material, as Spring Data
  * Redis does (the options' ciphers and protocols), and check the server's host name against its
  * certificate unless {@code dlock.redis.ssl-verify-hostname=false}. Against real redis-servers with
- * {@code tls-port}: one that speaks TLS 1.2 with one cipher only, one whose certificate names another host.
+ * {@code tls-port}: one that speaks TLS 1.2 with one cipher only, one whose certificate names no host.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class TlsOptionsTest {
 
     private static final TestCertificates CERTIFICATES = TestCertificates.shared();
@@ -44,12 +48,12 @@ class TlsOptionsTest {
             "--tls-protocols", "TLSv1.2",
             "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256"));
 
-    private static final int OTHER_HOST_PORT = TlsApplicationTest.freePort();
-    /** A certificate from the trusted CA, for elsewhere.invalid only. */
-    private static final RedisServerProcess OTHER_HOST = RedisServerProcess.start(List.of(
-            "--tls-port", Integer.toString(OTHER_HOST_PORT),
-            "--tls-cert-file", CERTIFICATES.otherHostCertPem().toString(),
-            "--tls-key-file", CERTIFICATES.otherHostKeyPem().toString(),
+    private static final int UNNAMED_PORT = TlsApplicationTest.freePort();
+    /** A certificate from the trusted CA that names no host (the client's, which has no subject alternative name). */
+    private static final RedisServerProcess UNNAMED = RedisServerProcess.start(List.of(
+            "--tls-port", Integer.toString(UNNAMED_PORT),
+            "--tls-cert-file", CERTIFICATES.clientCertPem().toString(),
+            "--tls-key-file", CERTIFICATES.clientKeyPem().toString(),
             "--tls-ca-cert-file", CERTIFICATES.caPem().toString(),
             "--tls-auth-clients", "no"));
 
@@ -66,7 +70,7 @@ class TlsOptionsTest {
     @AfterAll
     static void stopRedis() {
         STRICT.close();
-        OTHER_HOST.close();
+        UNNAMED.close();
     }
 
     @Test
@@ -92,17 +96,18 @@ class TlsOptionsTest {
     }
 
     @Test
-    void aCertificateForAnotherHostIsRefused() {
-        runner.withPropertyValues("dlock.redis.url=rediss://127.0.0.1:" + OTHER_HOST_PORT)
+    void aCertificateThatDoesNotNameTheHostIsRefused() {
+        runner.withPropertyValues("dlock.redis.url=rediss://127.0.0.1:" + UNNAMED_PORT)
                 .run(context -> assertRefused(context.getBean(LockManager.class), CertificateException.class,
-                        "127.0.0.1"));
+                        "subject alternative names"));
     }
 
     @Test
-    void aCertificateForAnotherHostIsAcceptedOnlyWhenVerificationIsSwitchedOff() {
-        runner.withPropertyValues("dlock.redis.url=rediss://127.0.0.1:" + OTHER_HOST_PORT,
+    void aCertificateThatDoesNotNameTheHostIsAcceptedOnlyWhenVerificationIsSwitchedOff(CapturedOutput output) {
+        runner.withPropertyValues("dlock.redis.url=rediss://127.0.0.1:" + UNNAMED_PORT,
                         "dlock.redis.ssl-verify-hostname=false")
-                .run(context -> assertLocksIn(context.getBean(LockManager.class), OTHER_HOST, "unverified"));
+                .run(context -> assertLocksIn(context.getBean(LockManager.class), UNNAMED, "unverified"));
+        assertThat(output.getAll()).as("the startup log says so").contains("(TLS, host name not verified)");
     }
 
     private static String strictUrl() {
@@ -129,7 +134,7 @@ class TlsOptionsTest {
                         assertThat(cause.getMessage()).contains(detail);
                     }
                 });
-        try (Jedis admin = STRICT.admin(); Jedis other = OTHER_HOST.admin()) {
+        try (Jedis admin = STRICT.admin(); Jedis other = UNNAMED.admin()) {
             assertThat(admin.exists("dlock:{refused}") || other.exists("dlock:{refused}")).as("nothing locked").isFalse();
         }
     }

@@ -1,6 +1,8 @@
 package dev.dlock.boottests.stores;
 
+import dev.dlock.testkit.Concurrently;
 import dev.dlock.testkit.OverlapDetector;
+import org.springframework.boot.test.system.CapturedOutput;
 
 import java.io.IOException;
 import java.net.URI;
@@ -8,7 +10,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -30,24 +31,26 @@ final class AppChecks {
     static void postConcurrentlyWithoutOverlap(LedgerApplication.Ledger ledger, OverlapDetector overlaps, int threads,
                                                int calls) throws Exception {
         int before = overlaps.counter();
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<?>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < calls; i++) {
-                        ledger.post("acct-1");
-                    }
-                }));
-            }
-            for (Future<?> future : futures) {
-                future.get(60, TimeUnit.SECONDS);
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        Concurrently.run(threads, calls, Duration.ofSeconds(60), () -> ledger.post("acct-1"));
         assertThat(overlaps.overlaps()).as("threads inside the locked section together").isZero();
         assertThat(overlaps.counter() - before).as("no posting lost").isEqualTo(threads * calls);
+    }
+
+    /**
+     * While {@code ledger:acct-held} is held: {@code /actuator/dlock} lists it; then {@code /actuator/health}
+     * has dlock's entry; neither answer, nor the captured log, nor any of {@code moreTexts} contains {@code secret}.
+     */
+    static void assertSecretInNoActuatorAnswerAndNoLog(int port, LedgerApplication.Ledger ledger, CapturedOutput output,
+                                                       String secret, String... moreTexts) throws Exception {
+        String endpoint;
+        try (Held held = new Held(ledger, "acct-held")) {
+            endpoint = get(port, "/actuator/dlock");
+            assertThat(endpoint).contains("ledger:acct-held");
+        }
+        String health = get(port, "/actuator/health");
+        assertThat(health).contains("\"dlock\"");
+        assertThat(List.of(endpoint, health, output.getAll())).allSatisfy(text -> assertThat(text).doesNotContain(secret));
+        assertThat(moreTexts).allSatisfy(text -> assertThat(text).doesNotContain(secret));
     }
 
     /** The body of a GET on the application's port, after checking the status is 200. */

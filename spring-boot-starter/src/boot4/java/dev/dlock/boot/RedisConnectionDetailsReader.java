@@ -6,7 +6,6 @@ import org.springframework.boot.ssl.SslBundle;
 
 import redis.clients.jedis.HostAndPort;
 
-import javax.net.ssl.SSLSocketFactory;
 import java.time.Duration;
 import java.util.List;
 
@@ -31,19 +30,18 @@ final class RedisConnectionDetailsReader {
         }
         DataRedisConnectionDetails details = beans.getBean(name, DataRedisConnectionDetails.class);
         String source = ConnectionDetailsBeans.describe(name, details);
-        SslBundle bundle = details.getSslBundle();
-        SSLSocketFactory ssl = bundle == null ? null : bundle.createSslContext().getSocketFactory();
+        SslBundle ssl = details.getSslBundle();
         DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
         if (sentinel != null) {
             return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.SENTINEL, nodes(sentinel.getNodes()),
                     sentinel.getMaster(), details.getUsername(), details.getPassword(), sentinel.getDatabase(), ssl != null,
-                    connectTimeout, readTimeout, sentinel.getUsername(), sentinel.getPassword(), null, ssl);
+                    connectTimeout, readTimeout, sentinel.getUsername(), sentinel.getPassword(), null, ssl, true);
         }
         DataRedisConnectionDetails.Cluster cluster = details.getCluster();
         if (cluster != null) {
             return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.CLUSTER, nodes(cluster.getNodes()),
                     null, details.getUsername(), details.getPassword(), 0, ssl != null,
-                    connectTimeout, readTimeout, null, null, null, ssl);
+                    connectTimeout, readTimeout, null, null, null, ssl, true);
         }
         DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
         if (standalone == null) {
@@ -54,7 +52,7 @@ final class RedisConnectionDetailsReader {
         return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.STANDALONE,
                 List.of(new HostAndPort(standalone.getHost(), standalone.getPort())), null,
                 details.getUsername(), details.getPassword(), standalone.getDatabase(), ssl != null,
-                connectTimeout, readTimeout, null, null, null, ssl);
+                connectTimeout, readTimeout, null, null, null, ssl, true);
     }
 
     private static List<HostAndPort> nodes(List<DataRedisConnectionDetails.Node> nodes) {

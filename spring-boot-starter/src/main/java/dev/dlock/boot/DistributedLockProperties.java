@@ -256,6 +256,12 @@ public class DistributedLockProperties {
         /** Name of the SSL bundle (spring.ssl.bundle.*) for TLS: trust material and client certificate; turns TLS on. */
         private String sslBundle;
 
+        /**
+         * Whether a TLS connection checks that the server certificate names the host connected to (its
+         * subject alternative names); switch off only for servers whose certificates cannot match.
+         */
+        private boolean sslVerifyHostname = true;
+
         /** Prepended to every Redis key and channel (default dlock:); must not contain braces (they would break the hash tag). */
         private String keyPrefix;
 
@@ -347,6 +353,16 @@ public class DistributedLockProperties {
         /** Sets the SSL bundle's name. */
         public void setSslBundle(String sslBundle) {
             this.sslBundle = sslBundle;
+        }
+
+        /** Whether TLS connections verify the server's host name against its certificate. */
+        public boolean isSslVerifyHostname() {
+            return sslVerifyHostname;
+        }
+
+        /** Switches host name verification of TLS connections on or off. */
+        public void setSslVerifyHostname(boolean sslVerifyHostname) {
+            this.sslVerifyHostname = sslVerifyHostname;
         }
 
         /** The Sentinel settings. */

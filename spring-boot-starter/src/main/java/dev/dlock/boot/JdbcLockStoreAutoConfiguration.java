@@ -24,8 +24,10 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * transaction). Runs after Boot's DataSource auto-configuration and before the store-neutral
  * {@link DistributedLockAutoConfiguration}, which builds the lock manager over it.
  */
+// Boot 4 and Boot 3.5 keep DataSourceAutoConfiguration in different packages; the line's own name is found, the other ignored.
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class,
-        afterName = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration")
+        afterName = {"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+                "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
 @ConditionalOnClass({JdbcLockBackend.class, DataSource.class})
 @ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
 @Conditional(StoreCondition.Jdbc.class)

@@ -2,6 +2,8 @@ package dev.dlock.boot;
 
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslOptions;
 
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -12,6 +14,7 @@ import redis.clients.jedis.JedisSentineled;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -36,13 +39,14 @@ import java.util.function.Function;
  * @param connectTimeout   null for the client's default
  * @param readTimeout      null for the client's default
  * @param sslBundle        the property naming the SSL bundle and the bundle's name ({@code property=name}), or null
- * @param sslSocketFactory the TLS socket factory from Boot's connection details, or null
+ * @param detailsSslBundle the SSL bundle of Boot's connection details, or null
+ * @param verifyHostname   whether TLS connections check the server certificate against the host name
  */
 record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes, String sentinelMaster,
                                String username, String password, int database, boolean ssl,
                                Duration connectTimeout, Duration readTimeout,
                                String sentinelUsername, String sentinelPassword,
-                               String sslBundle, SSLSocketFactory sslSocketFactory) {
+                               String sslBundle, SslBundle detailsSslBundle, boolean verifyHostname) {
 
     /** How the client reaches Redis. */
     enum Mode { STANDALONE, SENTINEL, CLUSTER }
@@ -51,6 +55,8 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     private static final String DLOCK_REDIS = DistributedLockProperties.PREFIX + ".redis";
     private static final String DEFAULT_HOST = "localhost";
     private static final int DEFAULT_PORT = 6379;
+    /** The JDK's name for RFC 2818 host name checks, which also match IP addresses against IP SANs. */
+    private static final String HOSTNAME_CHECK = "HTTPS";
 
     /**
      * Resolves the settings, first match wins: {@code dlock.redis.*} when it names a server, else the
@@ -75,7 +81,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 firstNonNull(dlock.getUsername(), details.username), firstNonNull(dlock.getPassword(), details.password),
                 details.database, details.ssl || dlock.isSsl() || sslBundle != null, connectTimeout, readTimeout,
                 details.sentinelUsername, details.sentinelPassword, sslBundle,
-                sslBundle != null ? null : details.sslSocketFactory);
+                sslBundle != null ? null : details.detailsSslBundle, dlock.isSslVerifyHostname());
     }
 
     private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis, Checked checked) {
@@ -83,15 +89,16 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         if (sentinel.getMaster() != null) {
             return new RedisConnectionSettings(DLOCK_REDIS, Mode.SENTINEL, hostsAndPorts(checked.sentinelNodes()),
                     sentinel.getMaster(), redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
-                    redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword(), dlockBundle(redis), null);
+                    redis.getTimeout(), redis.getTimeout(), sentinel.getUsername(), sentinel.getPassword(), dlockBundle(redis), null,
+                    redis.isSslVerifyHostname());
         }
         if (!checked.clusterNodes().isEmpty()) {
             return new RedisConnectionSettings(DLOCK_REDIS, Mode.CLUSTER, hostsAndPorts(checked.clusterNodes()),
                     null, redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
-                    redis.getTimeout(), redis.getTimeout(), null, null, dlockBundle(redis), null);
+                    redis.getTimeout(), redis.getTimeout(), null, null, dlockBundle(redis), null, redis.isSslVerifyHostname());
         }
         return standalone(DLOCK_REDIS, URI.create(checked.url()), redis.getUsername(), redis.getPassword(), redis.isSsl(),
-                redis.getTimeout(), redis.getTimeout(), dlockBundle(redis));
+                redis.getTimeout(), redis.getTimeout(), dlockBundle(redis), redis.isSslVerifyHostname());
     }
 
     /** Boot's own precedence: sentinel, then cluster, then url, then host and port. */
@@ -112,32 +119,36 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             List<String> sentinels = nodes(binder, "sentinel.nodes");
             return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.SENTINEL, hostsAndPorts(sentinels), master,
                     username, password, database, ssl, connectTimeout, readTimeout,
-                    string(binder, "sentinel.username"), string(binder, "sentinel.password"), sslBundle, null);
+                    string(binder, "sentinel.username"), string(binder, "sentinel.password"), sslBundle, null,
+                    dlock.isSslVerifyHostname());
         }
         List<String> clusterNodes = nodes(binder, "cluster.nodes");
         if (!clusterNodes.isEmpty()) {
             return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.CLUSTER, hostsAndPorts(clusterNodes), null,
-                    username, password, 0, ssl, connectTimeout, readTimeout, null, null, sslBundle, null);
+                    username, password, 0, ssl, connectTimeout, readTimeout, null, null, sslBundle, null,
+                    dlock.isSslVerifyHostname());
         }
         String url = validUrl(SPRING_DATA_REDIS + ".url", string(binder, "url"));
         if (url != null) {
             return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout,
-                    sslBundle);
+                    sslBundle, dlock.isSslVerifyHostname());
         }
         String host = firstNonNull(string(binder, "host"), DEFAULT_HOST);
         int port = binder.bind(SPRING_DATA_REDIS + ".port", Integer.class).orElse(DEFAULT_PORT);
         return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.STANDALONE, List.of(new HostAndPort(host, port)), null,
-                username, password, database, ssl, connectTimeout, readTimeout, null, null, sslBundle, null);
+                username, password, database, ssl, connectTimeout, readTimeout, null, null, sslBundle, null,
+                dlock.isSslVerifyHostname());
     }
 
     /** A standalone server from a URL; user, password and database in the URL take precedence. */
     private static RedisConnectionSettings standalone(String source, URI uri, String username, String password, boolean ssl,
-                                                      Duration connectTimeout, Duration readTimeout, String sslBundle) {
+                                                      Duration connectTimeout, Duration readTimeout, String sslBundle,
+                                                      boolean verifyHostname) {
         return new RedisConnectionSettings(source, Mode.STANDALONE, List.of(JedisURIHelper.getHostAndPort(uri)), null,
                 firstNonNull(JedisURIHelper.getUser(uri), username),
                 firstNonNull(JedisURIHelper.getPassword(uri), password),
                 JedisURIHelper.getDBIndex(uri), ssl || sslBundle != null || JedisURIHelper.isRedisSSLScheme(uri),
-                connectTimeout, readTimeout, null, null, sslBundle, null);
+                connectTimeout, readTimeout, null, null, sslBundle, null, verifyHostname);
     }
 
     /**
@@ -145,12 +156,13 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
      * over the shared ones. How many masters Redlock needs is the Redlock builder's rule.
      */
     static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis,
-                                               Function<String, SSLSocketFactory> sslBundles) {
+                                               Function<String, SslBundle> sslBundles) {
         Checked checked = Checked.of(redis);
         List<UnifiedJedis> clients = new ArrayList<>();
         for (String node : checked.redlockNodes()) {
             clients.add(standalone(DLOCK_REDIS + ".redlock", URI.create(node), redis.getUsername(),
-                    redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout(), dlockBundle(redis))
+                    redis.getPassword(), redis.isSsl(), redis.getTimeout(), redis.getTimeout(), dlockBundle(redis),
+                    redis.isSslVerifyHostname())
                     .createClient(sslBundles));
         }
         return new RedlockClients(clients);
@@ -260,31 +272,50 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
 
     /**
      * Creates the client these settings describe; the caller owns (and closes) it. {@code sslBundles}
-     * turns an SSL bundle reference ({@code property=name}) into a socket factory, failing naming the property.
+     * turns an SSL bundle reference ({@code property=name}) into the bundle, failing naming the property.
      * The clients are the ones Jedis 6 and Jedis 7 both have, so one code path serves both Boot lines.
      */
     @SuppressWarnings("deprecation")
-    UnifiedJedis createClient(Function<String, SSLSocketFactory> sslBundles) {
-        SSLSocketFactory socketFactory = sslSocketFactory != null ? sslSocketFactory
+    UnifiedJedis createClient(Function<String, SslBundle> sslBundles) {
+        SslBundle bundle = detailsSslBundle != null ? detailsSslBundle
                 : sslBundle != null ? sslBundles.apply(sslBundle) : null;
-        JedisClientConfig config = clientConfig(username, password, database, socketFactory);
+        Tls tls = usesTls() ? tls(bundle) : null;
+        JedisClientConfig config = clientConfig(username, password, database, tls);
         Set<HostAndPort> nodeSet = new LinkedHashSet<>(nodes);
         return switch (mode) {
             case STANDALONE -> new JedisPooled(nodes.get(0), config);
             case SENTINEL -> new JedisSentineled(sentinelMaster, config, nodeSet,
-                    clientConfig(sentinelUsername, sentinelPassword, 0, socketFactory));
+                    clientConfig(sentinelUsername, sentinelPassword, 0, tls));
             case CLUSTER -> new JedisCluster(nodeSet, config);
         };
     }
 
-    private JedisClientConfig clientConfig(String user, String secret, int db, SSLSocketFactory socketFactory) {
+    private Tls tls(SslBundle bundle) {
+        try {
+            return Tls.of(bundle, verifyHostname);
+        } catch (RuntimeException e) {
+            // The cause may quote key store details; the message names the bundle's source only.
+            String from = sslBundle != null ? sslBundle.substring(0, sslBundle.indexOf('=')) + " names SSL bundle '"
+                    + sslBundle.substring(sslBundle.indexOf('=') + 1) + "'" : "The SSL bundle of " + source;
+            throw new IllegalStateException(from + ", which cannot be used: " + e.getClass().getSimpleName(), e);
+        }
+    }
+
+    private boolean usesTls() {
+        return ssl || sslBundle != null || detailsSslBundle != null;
+    }
+
+    private JedisClientConfig clientConfig(String user, String secret, int db, Tls tls) {
         DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .user(user)
                 .password(secret)
                 .database(db)
-                .ssl(ssl || socketFactory != null);
-        if (socketFactory != null) {
-            config.sslSocketFactory(socketFactory);
+                .ssl(tls != null);
+        if (tls != null) {
+            if (tls.socketFactory() != null) {
+                config.sslSocketFactory(tls.socketFactory());
+            }
+            config.sslParameters(tls.parameters());
         }
         if (connectTimeout != null) {
             config.connectionTimeoutMillis(Math.toIntExact(connectTimeout.toMillis()));
@@ -293,6 +324,38 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             config.socketTimeoutMillis(Math.toIntExact(readTimeout.toMillis()));
         }
         return config.build();
+    }
+
+    /**
+     * What a TLS connection is made with, as Spring Data Redis makes it from an SSL bundle (its socket
+     * factory, and its options' ciphers and protocols as the socket's parameters), plus the host name
+     * check that Jedis leaves off unless asked: the JDK's trust manager then refuses a certificate whose
+     * subject alternative names do not match the host or IP address connected to.
+     *
+     * @param socketFactory the bundle's socket factory, or null for the JDK's default
+     * @param parameters    the parameters every TLS socket gets (null fields keep the JDK's defaults)
+     */
+    record Tls(SSLSocketFactory socketFactory, SSLParameters parameters) {
+
+        static Tls of(SslBundle bundle, boolean verifyHostname) {
+            SSLParameters parameters = new SSLParameters();
+            if (verifyHostname) {
+                parameters.setEndpointIdentificationAlgorithm(HOSTNAME_CHECK);
+            }
+            if (bundle == null) {
+                return new Tls(null, parameters);
+            }
+            SslOptions options = bundle.getOptions();
+            if (options != null) {
+                if (options.getCiphers() != null) {
+                    parameters.setCipherSuites(options.getCiphers());
+                }
+                if (options.getEnabledProtocols() != null) {
+                    parameters.setProtocols(options.getEnabledProtocols());
+                }
+            }
+            return new Tls(bundle.createSslContext().getSocketFactory(), parameters);
+        }
     }
 
     /** {@code dlock.redis.ssl-bundle=name} when that property is set, otherwise null. */
@@ -306,7 +369,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         return mode.name().toLowerCase(Locale.ROOT) + " " + nodes
                 + (sentinelMaster != null ? " master '" + sentinelMaster + "'" : "")
                 + (mode == Mode.STANDALONE ? " database " + database : "")
-                + (ssl || sslSocketFactory != null ? " (TLS)" : "")
+                + (usesTls() ? (verifyHostname ? " (TLS)" : " (TLS, host name not verified)") : "")
                 + (sslBundle != null ? " with SSL bundle " + sslBundle.substring(sslBundle.indexOf('=') + 1) : "")
                 + ", from " + (source.startsWith(DLOCK_REDIS) || source.startsWith(SPRING_DATA_REDIS) ? source + ".*" : source);
     }

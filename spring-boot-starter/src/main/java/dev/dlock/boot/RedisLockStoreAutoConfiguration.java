@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -22,7 +23,6 @@ import org.springframework.util.ClassUtils;
 
 import redis.clients.jedis.UnifiedJedis;
 
-import javax.net.ssl.SSLSocketFactory;
 import java.time.Duration;
 import java.util.function.Function;
 
@@ -54,7 +54,7 @@ public class RedisLockStoreAutoConfiguration {
     public RedlockClients dlockRedlockClients(DistributedLockProperties properties, ObjectProvider<SslBundles> sslBundles) {
         log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
         JedisGeneration.requireSupported();
-        return RedisConnectionSettings.createRedlockClients(properties.getRedis(), sslSocketFactories(sslBundles));
+        return RedisConnectionSettings.createRedlockClients(properties.getRedis(), sslBundles(sslBundles));
     }
 
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
@@ -85,7 +85,7 @@ public class RedisLockStoreAutoConfiguration {
                 (connectTimeout, readTimeout) -> detailsPresent
                         ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
         log.info("dlock connects to Redis {}", settings.describe());
-        return settings.createClient(sslSocketFactories(sslBundles));
+        return settings.createClient(sslBundles(sslBundles));
     }
 
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
@@ -103,8 +103,8 @@ public class RedisLockStoreAutoConfiguration {
         return builder.build();
     }
 
-    /** Turns {@code property=bundleName} into the bundle's socket factory, failing naming the property. */
-    private static Function<String, SSLSocketFactory> sslSocketFactories(ObjectProvider<SslBundles> sslBundles) {
+    /** Turns {@code property=bundleName} into the bundle, failing naming the property. */
+    private static Function<String, SslBundle> sslBundles(ObjectProvider<SslBundles> sslBundles) {
         return reference -> {
             String property = reference.substring(0, reference.indexOf('='));
             String name = reference.substring(reference.indexOf('=') + 1);
@@ -114,7 +114,7 @@ public class RedisLockStoreAutoConfiguration {
                         + "', but the application has no SslBundles (Spring Boot's SSL auto-configuration)");
             }
             try {
-                return bundles.getBundle(name).createSslContext().getSocketFactory();
+                return bundles.getBundle(name);
             } catch (RuntimeException e) {
                 // The cause may quote key store details; the message names the property and bundle only.
                 throw new IllegalStateException(property + " names SSL bundle '" + name + "', which cannot be used: "

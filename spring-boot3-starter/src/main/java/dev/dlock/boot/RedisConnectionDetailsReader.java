@@ -6,7 +6,6 @@ import org.springframework.boot.ssl.SslBundle;
 
 import redis.clients.jedis.HostAndPort;
 
-import javax.net.ssl.SSLSocketFactory;
 import java.time.Duration;
 import java.util.List;
 
@@ -33,17 +32,17 @@ final class RedisConnectionDetailsReader {
         String source = ConnectionDetailsBeans.describe(name, details);
         RedisConnectionDetails.Sentinel sentinel = details.getSentinel();
         if (sentinel != null) {
-            SSLSocketFactory ssl = socketFactory(sentinel.getSslBundle());
+            SslBundle ssl = sentinel.getSslBundle();
             return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.SENTINEL, nodes(sentinel.getNodes()),
                     sentinel.getMaster(), details.getUsername(), details.getPassword(), sentinel.getDatabase(), ssl != null,
-                    connectTimeout, readTimeout, sentinel.getUsername(), sentinel.getPassword(), null, ssl);
+                    connectTimeout, readTimeout, sentinel.getUsername(), sentinel.getPassword(), null, ssl, true);
         }
         RedisConnectionDetails.Cluster cluster = details.getCluster();
         if (cluster != null) {
-            SSLSocketFactory ssl = socketFactory(cluster.getSslBundle());
+            SslBundle ssl = cluster.getSslBundle();
             return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.CLUSTER, nodes(cluster.getNodes()),
                     null, details.getUsername(), details.getPassword(), 0, ssl != null,
-                    connectTimeout, readTimeout, null, null, null, ssl);
+                    connectTimeout, readTimeout, null, null, null, ssl, true);
         }
         RedisConnectionDetails.Standalone standalone = details.getStandalone();
         if (standalone == null) {
@@ -51,15 +50,11 @@ final class RedisConnectionDetailsReader {
                     + "dlock cannot lock through it (set dlock.redis.url, or name a dlock client bean "
                     + DlockRedisClient.BEAN_NAME + ")");
         }
-        SSLSocketFactory ssl = socketFactory(standalone.getSslBundle());
+        SslBundle ssl = standalone.getSslBundle();
         return new RedisConnectionSettings(source, RedisConnectionSettings.Mode.STANDALONE,
                 List.of(new HostAndPort(standalone.getHost(), standalone.getPort())), null,
                 details.getUsername(), details.getPassword(), standalone.getDatabase(), ssl != null,
-                connectTimeout, readTimeout, null, null, null, ssl);
-    }
-
-    private static SSLSocketFactory socketFactory(SslBundle bundle) {
-        return bundle == null ? null : bundle.createSslContext().getSocketFactory();
+                connectTimeout, readTimeout, null, null, null, ssl, true);
     }
 
     private static List<HostAndPort> nodes(List<RedisConnectionDetails.Node> nodes) {

@@ -13,15 +13,31 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test CA, a server certificate for 127.0.0.1 and a client certificate, made with the JDK's own
- * keytool (no openssl, no extra library: what a machine with only a JDK has). Gives PEM files for
- * redis-server and PKCS#12 stores for the client's SSL bundle.
+ * A test CA, a server certificate for 127.0.0.1 and a client certificate, made with the JDK's own keytool (no openssl, no extra library: what a machine
+ * with only a JDK has). Gives PEM files for redis-server and PKCS#12 stores for the client's SSL bundle.
+ * Made once per test JVM ({@link #shared()}): keytool runs take seconds.
  *
  * @param directory where the files are
  */
 record TestCertificates(Path directory) {
 
     static final String STORE_PASSWORD = "store-pw-test";
+
+    private static TestCertificates shared;
+
+    /** The certificates of this test JVM, made on first use in a temporary directory deleted at exit. */
+    static synchronized TestCertificates shared() {
+        if (shared == null) {
+            try {
+                Path directory = Files.createTempDirectory("dlock-tls-");
+                directory.toFile().deleteOnExit();
+                shared = create(directory);
+            } catch (IOException e) {
+                throw new IllegalStateException("Cannot create a directory for the test certificates", e);
+            }
+        }
+        return shared;
+    }
 
     /** Makes the CA and both certificates under {@code directory}. */
     static TestCertificates create(Path directory) {
@@ -42,6 +58,15 @@ record TestCertificates(Path directory) {
         return directory.resolve("server.key");
     }
 
+    /** The client's certificate chain: signed by the CA, with no subject alternative name (so no host matches it). */
+    Path clientCertPem() {
+        return directory.resolve("client-chain.pem");
+    }
+
+    Path clientKeyPem() {
+        return directory.resolve("client.key");
+    }
+
     /** PKCS#12 with the client's key and certificate chain. */
     Path clientKeyStore() {
         return directory.resolve("client.p12");
@@ -60,6 +85,7 @@ record TestCertificates(Path directory) {
         signed("server", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost");
         signed("client", "CN=dlock client");
         writePrivateKeyPem("server.p12", "server", serverKeyPem());
+        writePrivateKeyPem("client.p12", "client", clientKeyPem());
         try {
             Files.copy(directory.resolve("server-chain.pem"), serverCertPem());
         } catch (IOException e) {

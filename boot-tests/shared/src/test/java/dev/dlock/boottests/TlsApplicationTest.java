@@ -19,8 +19,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,8 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         properties = "dlock.lease-time=30s")
 class TlsApplicationTest {
 
-    private static final Path DIRECTORY = tempDirectory();
-    private static final TestCertificates CERTIFICATES = TestCertificates.create(DIRECTORY);
+    private static final TestCertificates CERTIFICATES = TestCertificates.shared();
     private static final int TLS_PORT = freePort();
     private static final RedisServerProcess REDIS = RedisServerProcess.start(tlsOptions());
 
@@ -94,17 +91,8 @@ class TlsApplicationTest {
         return options;
     }
 
-    private static Path tempDirectory() {
-        try {
-            Path directory = Files.createTempDirectory("dlock-tls-");
-            directory.toFile().deleteOnExit();
-            return directory;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static int freePort() {
+    /** A free loopback port for a {@code tls-port}. */
+    static int freePort() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             return socket.getLocalPort();
         } catch (IOException e) {

@@ -683,7 +683,8 @@ public final class LockManager implements AutoCloseable {
         LockBackendException first = null;
         for (int attempt = 1; ; attempt++) {
             try {
-                long keepMillis = TimeUnit.NANOSECONDS.toMillis(lease.keepUntilNanos - System.nanoTime());
+                // Rounded up: the key is kept at least until lockAtLeastFor ends, never a fraction of a millisecond less.
+                long keepMillis = Math.floorDiv(lease.keepUntilNanos - System.nanoTime() + 999_999, 1_000_000);
                 if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
                     return keepUntilLockAtLeastFor(lease, keepMillis);
                 }

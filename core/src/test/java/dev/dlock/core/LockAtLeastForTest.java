@@ -18,9 +18,10 @@ class LockAtLeastForTest extends EngineTestSupport {
     void aReleaseBeforeLockAtLeastForKeepsTheKeyUntilThenAndNoLonger() {
         LockManager node1 = manager();
         LockManager node2 = manager();
+        // Counted from before the call: the acquisition happened after this, so the key must stay taken 400 ms past it.
+        long acquiredAt = System.nanoTime();
         LockHandle job = node1.acquire(LockRequest.builder(key).waitTime(Duration.ZERO)
                 .lockAtLeastFor(Duration.ofMillis(400)).build());
-        long acquiredAt = System.nanoTime();
         job.close();
         assertThat(job.state()).isEqualTo(LockState.RELEASED);
 

@@ -11,6 +11,7 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
 import dev.dlock.redis.RedisLockBackend;
+import dev.dlock.testkit.Concurrently;
 import dev.dlock.testkit.redis.SharedRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,12 +23,8 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -175,30 +172,16 @@ class LockKindsAspectTest {
         try (AnnotationConfigApplicationContext context = start(RedisLocking.class, Documents.class, () -> target)) {
             Documents documents = context.getBean(Documents.class);
             target.self = documents;
-            ExecutorService pool = Executors.newFixedThreadPool(12);
-            try {
-                List<Future<?>> done = new ArrayList<>();
-                for (int t = 0; t < 12; t++) {
-                    done.add(pool.submit(() -> {
-                        for (int i = 0; i < 40; i++) {
-                            int dice = ThreadLocalRandom.current().nextInt(6);
-                            if (dice == 0) {
-                                documents.write(sections.id);
-                            } else if (dice < 4) {
-                                documents.read(sections.id);
-                            } else {
-                                documents.export(sections.id);
-                            }
-                        }
-                        return null;
-                    }));
+            Concurrently.run(12, 40, Duration.ofMinutes(3), () -> {
+                int dice = ThreadLocalRandom.current().nextInt(6);
+                if (dice == 0) {
+                    documents.write(sections.id);
+                } else if (dice < 4) {
+                    documents.read(sections.id);
+                } else {
+                    documents.export(sections.id);
                 }
-                for (Future<?> f : done) {
-                    f.get(3, TimeUnit.MINUTES);
-                }
-            } finally {
-                pool.shutdownNow();
-            }
+            });
         }
         assertThat(sections.violations.get()).as("a writer beside another holder").isZero();
         assertThat(sections.mostExporters.get()).as("most exports at once").isBetween(1, 3);

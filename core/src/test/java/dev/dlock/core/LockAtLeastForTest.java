@@ -35,6 +35,19 @@ class LockAtLeastForTest extends EngineTestSupport {
     }
 
     @Test
+    void anEarlyReleaseKeepsTheKeyToTheLastNanosecondNotAFractionOfAMillisecondLess() {
+        TappedBackend tapped = tapped();
+        LockManager node = manager(tapped, b -> { });
+        long before = System.nanoTime();
+        node.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).lockAtLeastFor(Duration.ofMillis(400)).build()).close();
+        // The release shortens the lease to what is left of lockAtLeastFor; the store counts it from when it got the call.
+        TappedBackend.SentRenewal kept = tapped.renewalsOf(key).get(0);
+        long keptUntil = kept.sentAtNanos() + Duration.ofMillis(kept.renewal().leaseMillis()).toNanos();
+        assertThat(keptUntil - before).as("ns the key stays taken after the acquisition began")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(400).toNanos());
+    }
+
+    @Test
     void aReleaseAfterLockAtLeastForFreesTheKeyAtOnce() throws InterruptedException {
         LockManager node1 = manager();
         LockHandle job = node1.acquire(LockRequest.builder(key).waitTime(Duration.ZERO)

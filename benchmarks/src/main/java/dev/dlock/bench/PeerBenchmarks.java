@@ -180,13 +180,7 @@ public final class PeerBenchmarks {
                 + "monotonic clock); Redis commands executed per hand-off (`INFO commandstats`, script-internal commands "
                 + "included); fewest / most acquisitions of any of the 64 threads; overlaps (two holders at once, must be 0).");
         report.add("");
-        report.add("| library | hand-offs/s | gap p50 µs | gap p99 µs | Redis commands / hand-off | fewest / most per thread | overlaps |");
-        report.add("|---|---|---|---|---|---|---|");
-        for (HotKeyPeers.Row row : rows) {
-            report.add(String.format(Locale.ROOT, "| %s | %,.0f | %.0f | %.0f | %.1f | %d / %d (%.2f) | %d |", row.library(),
-                    row.handOffsPerSecond(), row.gapP50Micros(), row.gapP99Micros(), row.commandsPerHandOff(),
-                    row.minPerThread(), row.maxPerThread(), row.fairness(), row.overlaps()));
-        }
+        hotKeyTable("library", rows);
         report.add("");
         logSince("Scenario 2");
         List<String> libraries = rows.stream().map(HotKeyPeers.Row::library).toList();
@@ -207,6 +201,17 @@ public final class PeerBenchmarks {
         log.info("Hot key libraries done: {}", libraries);
     }
 
+    /** One row per hot-key run: hand-offs, gaps, commands, fairness, overlaps. */
+    private void hotKeyTable(String firstColumn, List<HotKeyPeers.Row> rows) {
+        report.add("| " + firstColumn + " | hand-offs/s | gap p50 µs | gap p99 µs | Redis commands / hand-off | fewest / most per thread | overlaps |");
+        report.add("|---|---|---|---|---|---|---|");
+        for (HotKeyPeers.Row row : rows) {
+            report.add(String.format(Locale.ROOT, "| %s | %,.0f | %.0f | %.0f | %.1f | %d / %d (%.2f) | %d |", row.library(),
+                    row.handOffsPerSecond(), row.gapP50Micros(), row.gapP99Micros(), row.commandsPerHandOff(),
+                    row.minPerThread(), row.maxPerThread(), row.fairness(), row.overlaps()));
+        }
+    }
+
     // ---------------------------------------------------------------- scenario 6
 
     /** What FIFO order across JVMs costs per hand-off: the fair lock against the exclusive one on one hot key. */
@@ -219,13 +224,7 @@ public final class PeerBenchmarks {
         }
         report.add("### 6. Fair against exclusive: one hot key, 2 JVMs × 8 threads");
         report.add("");
-        report.add("| lock | hand-offs/s | gap p50 µs | gap p99 µs | Redis commands / hand-off | fewest / most per thread | overlaps |");
-        report.add("|---|---|---|---|---|---|---|");
-        for (HotKeyPeers.Row row : rows) {
-            report.add(String.format(Locale.ROOT, "| %s | %,.0f | %.0f | %.0f | %.1f | %d / %d (%.2f) | %d |", row.library(),
-                    row.handOffsPerSecond(), row.gapP50Micros(), row.gapP99Micros(), row.commandsPerHandOff(),
-                    row.minPerThread(), row.maxPerThread(), row.fairness(), row.overlaps()));
-        }
+        hotKeyTable("lock", rows);
         report.add("");
     }
 

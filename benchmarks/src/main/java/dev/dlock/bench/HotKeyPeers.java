@@ -21,11 +21,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Scenario 2: one hot key, contended by {@code threads} threads in this JVM and as many in a child
- * JVM. Every critical section's acquire and release time is recorded with {@link System#nanoTime()},
- * which on Linux reads the system-wide monotonic clock, so the two JVMs' sections can be merged on
- * one time line: hand-offs per second, the gap from one release to the next acquire, and overlaps
- * (two holders at once; must be 0). Redis commands per hand-off come from {@code INFO commandstats}.
+ * Scenario 2: one hot key, contended by {@code threadsPerJvm} threads in this JVM and, in the
+ * two-JVM shape, as many in a child JVM. Every critical section's acquire and release time is
+ * recorded with {@link System#nanoTime()}, which on Linux reads the system-wide monotonic clock, so
+ * the two JVMs' sections can be merged on one time line: hand-offs per second, the gap from one
+ * release to the next acquire, overlaps (two holders at once; must be 0), each JVM's share of the
+ * acquisitions and the longest run of consecutive acquisitions by one JVM. Redis commands per
+ * hand-off come from {@code INFO commandstats}.
  */
 final class HotKeyPeers {
 
@@ -34,14 +36,29 @@ final class HotKeyPeers {
     private static final String DONE = "DONE";
     private static final long WARM_UP_MILLIS = 1_000;
 
-    /** One library's result. */
+    /**
+     * One library's result. {@code jvmShares} is each JVM's fraction of the acquisitions and
+     * {@code longestJvmRun} the most consecutive acquisitions by one JVM, both counted while all
+     * JVMs were acquiring (the edges, where one JVM has started or stopped alone, are left out).
+     */
     record Row(String library, int jvms, int threadsPerJvm, double handOffsPerSecond, double gapP50Micros, double gapP99Micros,
-               double commandsPerHandOff, long handOffs, long minPerThread, long maxPerThread, long overlaps) {
+               double commandsPerHandOff, long handOffs, long minPerThread, long maxPerThread, long overlaps,
+               double[] jvmShares, long longestJvmRun) {
 
         /** Fewest over most acquisitions of any thread: 1 is perfectly even, 0 means a thread starved. */
         double fairness() {
             return maxPerThread == 0 ? 0 : (double) minPerThread / maxPerThread;
         }
+
+        /** The shape, for example {@code 2 JVMs × 8 threads}. */
+        String shape() {
+            return HotKeyPeers.shape(jvms, threadsPerJvm);
+        }
+    }
+
+    /** How a shape is named in tables and charts. */
+    static String shape(int jvms, int threadsPerJvm) {
+        return jvms == 1 ? "1 JVM × " + threadsPerJvm + " threads" : jvms + " JVMs × " + threadsPerJvm + " threads";
     }
 
     /** The critical sections of one thread: acquire and release times, alternating. */
@@ -65,25 +82,41 @@ final class HotKeyPeers {
     private HotKeyPeers() {
     }
 
-    /** Runs {@code library} on one key with {@code threadsPerJvm} threads here and as many in a child JVM. */
-    static Row run(RedisServerProcess redis, String library, int threadsPerJvm, long millis, Path workDir) throws Exception {
-        String key = "hot:" + library;
-        Path childSamples = workDir.resolve("hot-key-" + library + ".bin");
+    /**
+     * Runs {@code library} on one key with {@code threadsPerJvm} threads here and, when {@code jvms}
+     * is 2, as many in a child JVM.
+     */
+    static Row run(RedisServerProcess redis, String library, int jvms, int threadsPerJvm, long millis, Path workDir) throws Exception {
+        if (jvms != 1 && jvms != 2) {
+            throw new IllegalArgumentException("1 or 2 JVMs, not " + jvms);
+        }
+        String key = "hot:" + library + ":" + jvms + "x" + threadsPerJvm;
+        if (jvms == 1) {
+            try (LockUnderTest locks = PeerLocks.open(library)) {
+                contend(locks, threadsPerJvm, key, WARM_UP_MILLIS);
+                long commandsBefore = redis.totalCommandCalls();
+                long start = System.nanoTime();
+                List<Sections> sections = contend(locks, threadsPerJvm, key, millis);
+                long commands = redis.totalCommandCalls() - commandsBefore;
+                return summarize(library, threadsPerJvm, List.of(sections), start, millis, commands);
+            }
+        }
+        String files = "hot-key-" + library + "-" + jvms + "x" + threadsPerJvm;
+        Path childSamples = workDir.resolve(files + ".bin");
         try (ChildJvm child = ChildJvm.start(HotKeyPeers.class, List.of("-Xmx512m"),
                 List.of(library, Integer.toString(threadsPerJvm), Long.toString(millis), key, childSamples.toString()),
-                workDir.resolve("hot-key-" + library + ".log"));
+                workDir.resolve(files + ".log"));
              LockUnderTest locks = PeerLocks.open(library)) {
             contend(locks, threadsPerJvm, key, WARM_UP_MILLIS);
             child.awaitLine(READY);
             long commandsBefore = redis.totalCommandCalls();
             child.send(GO);
             long start = System.nanoTime();
-            List<Sections> sections = new ArrayList<>(contend(locks, threadsPerJvm, key, millis));
+            List<Sections> here = contend(locks, threadsPerJvm, key, millis);
             child.awaitLine(DONE);
             child.awaitSuccess(120);
             long commands = redis.totalCommandCalls() - commandsBefore;
-            sections.addAll(read(childSamples));
-            return summarize(library, threadsPerJvm, sections, start, millis, commands);
+            return summarize(library, threadsPerJvm, List.of(here, read(childSamples)), start, millis, commands);
         }
     }
 
@@ -141,24 +174,42 @@ final class HotKeyPeers {
         return all;
     }
 
-    private static Row summarize(String library, int threadsPerJvm, List<Sections> threads, long start, long millis, long commands) {
-        int total = threads.stream().mapToInt(Sections::count).sum();
+    private static Row summarize(String library, int threadsPerJvm, List<List<Sections>> byJvm, long start, long millis,
+                                 long commands) {
+        int jvms = byJvm.size();
+        int total = byJvm.stream().flatMap(List::stream).mapToInt(Sections::count).sum();
+        // acquire, release, JVM index
         long[][] sections = new long[total][];
         int n = 0;
         long min = Long.MAX_VALUE;
         long max = 0;
-        for (Sections thread : threads) {
-            min = Math.min(min, thread.count());
-            max = Math.max(max, thread.count());
-            for (int i = 0; i < thread.size; i += 2) {
-                sections[n++] = new long[] {thread.times[i], thread.times[i + 1]};
+        // Runs and shares count only while every JVM acquires: from the latest first acquire to the earliest last one.
+        long bothFrom = Long.MIN_VALUE;
+        long bothUntil = Long.MAX_VALUE;
+        for (int jvm = 0; jvm < jvms; jvm++) {
+            long first = Long.MAX_VALUE;
+            long last = Long.MIN_VALUE;
+            for (Sections thread : byJvm.get(jvm)) {
+                min = Math.min(min, thread.count());
+                max = Math.max(max, thread.count());
+                for (int i = 0; i < thread.size; i += 2) {
+                    sections[n++] = new long[] {thread.times[i], thread.times[i + 1], jvm};
+                    first = Math.min(first, thread.times[i]);
+                    last = Math.max(last, thread.times[i]);
+                }
             }
+            bothFrom = Math.max(bothFrom, first);
+            bothUntil = Math.min(bothUntil, last);
         }
         Arrays.sort(sections, Comparator.comparingLong(section -> section[0]));
         Histogram gaps = new Histogram(3);
         long overlaps = 0;
         long inWindow = 0;
         long end = start + millis * 1_000_000;
+        long[] perJvm = new long[jvms];
+        long longestRun = 0;
+        long run = 0;
+        long runJvm = -1;
         for (int i = 0; i < sections.length; i++) {
             if (sections[i][0] >= start && sections[i][0] <= end) {
                 inWindow++;
@@ -171,9 +222,19 @@ final class HotKeyPeers {
                     gaps.recordValue(gap);
                 }
             }
+            if (sections[i][0] >= bothFrom && sections[i][0] <= bothUntil) {
+                int jvm = (int) sections[i][2];
+                perJvm[jvm]++;
+                run = jvm == runJvm ? run + 1 : 1;
+                runJvm = jvm;
+                longestRun = Math.max(longestRun, run);
+            }
         }
-        return new Row(library, 2, threadsPerJvm, inWindow / (millis / 1e3), gaps.getValueAtPercentile(50) / 1e3,
-                gaps.getValueAtPercentile(99) / 1e3, total == 0 ? 0 : (double) commands / total, total, min, max, overlaps);
+        long counted = Arrays.stream(perJvm).sum();
+        double[] shares = Arrays.stream(perJvm).mapToDouble(count -> counted == 0 ? 0 : (double) count / counted).toArray();
+        return new Row(library, jvms, threadsPerJvm, inWindow / (millis / 1e3), gaps.getValueAtPercentile(50) / 1e3,
+                gaps.getValueAtPercentile(99) / 1e3, total == 0 ? 0 : (double) commands / total, total, min, max, overlaps,
+                shares, longestRun);
     }
 
     private static void write(List<Sections> threads, Path file) throws IOException {

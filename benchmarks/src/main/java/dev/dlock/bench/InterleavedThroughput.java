@@ -20,8 +20,25 @@ final class InterleavedThroughput {
     record Variant(String name, Function<String, Object> operation) {
     }
 
-    /** Median ops/s of each variant, and the median per-round ratio of each variant to the first. */
-    record Result(int threads, double[] medianOpsPerSecond, double[] medianRatioToFirst) {
+    /**
+     * Median ops/s of each variant, the median per-round ratio of each variant to the first, and
+     * every round's ops/s ({@code opsPerSecondByRound[variant][round]}) for ratios between other pairs.
+     */
+    record Result(int threads, double[] medianOpsPerSecond, double[] medianRatioToFirst, double[][] opsPerSecondByRound) {
+
+        /** The median over rounds of variant {@code a}'s ops/s over variant {@code b}'s in the same round. */
+        double medianRatio(int a, int b) {
+            return medianRatio(opsPerSecondByRound[a], opsPerSecondByRound[b]);
+        }
+
+        /** The median over rounds of {@code a[round] / b[round]}. */
+        static double medianRatio(double[] a, double[] b) {
+            double[] ratios = new double[a.length];
+            for (int round = 0; round < a.length; round++) {
+                ratios[round] = a[round] / b[round];
+            }
+            return median(ratios);
+        }
     }
 
     private InterleavedThroughput() {
@@ -54,13 +71,9 @@ final class InterleavedThroughput {
         double[] ratios = new double[variants.size()];
         for (int v = 0; v < variants.size(); v++) {
             medians[v] = median(opsPerSecond[v]);
-            double[] roundRatios = new double[rounds];
-            for (int round = 0; round < rounds; round++) {
-                roundRatios[round] = opsPerSecond[v][round] / opsPerSecond[0][round];
-            }
-            ratios[v] = median(roundRatios);
+            ratios[v] = Result.medianRatio(opsPerSecond[v], opsPerSecond[0]);
         }
-        return new Result(threads, medians, ratios);
+        return new Result(threads, medians, ratios, opsPerSecond);
     }
 
     private static double run(Variant variant, List<String> keys, long millis) throws InterruptedException {

@@ -9,6 +9,9 @@ import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.redis.RedisLockBackend;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
@@ -26,9 +29,11 @@ import redis.clients.jedis.params.SetParams;
 
 import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -62,6 +67,11 @@ final class PeerLocks {
         DESCRIPTIONS.put("thread-per-lock", "Jedis SET NX PX 30000 and one daemon thread per held lock extending it every 10 s "
                 + "by Lua compare-and-PEXPIRE (the one-renewal-thread-per-lock design)");
         DESCRIPTIONS.put("lock4j", "lock4j 2.2.7 LockTemplate + RedisTemplateLockExecutor (fixed 30 s expiry, retry every 100 ms)");
+        DESCRIPTIONS.put("shedlock", "ShedLock 6.10.0 RedisLockProvider (shedlock-provider-redis-spring over Spring Data Redis + Jedis, "
+                + "pool 128), defaults: LockProvider.lock(lockAtMostFor 30 s, lockAtLeastFor 0) = SET NX PX, "
+                + "SimpleLock.unlock() = DEL without an owner check; no waiting acquire, no renewal");
+        DESCRIPTIONS.put("shedlock-spin", "the same ShedLock provider on the hot key: it cannot wait, so the adapter retries "
+                + "lock() every 1 ms while the key is held, like raw-jedis");
     }
 
     private PeerLocks() {
@@ -90,6 +100,7 @@ final class PeerLocks {
             case "rlr-pubsub" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.PUB_SUB_LOCK, false);
             case "rlr-renewing" -> new LockRegistry(id, RedisLockRegistry.RedisLockType.SPIN_LOCK, true);
             case "lock4j" -> new Lock4j();
+            case "shedlock", "shedlock-spin" -> new ShedLock(id);
             case "thread-per-lock" -> new ThreadPerLock();
             default -> throw new IllegalArgumentException("unknown library '" + id + "', known: " + ids());
         };
@@ -472,6 +483,54 @@ final class PeerLocks {
         @Override
         public String storeKey(String key) {
             return "lock4j:" + key;
+        }
+
+        @Override
+        public void close() {
+            factory.destroy();
+        }
+    }
+
+    /** ShedLock's Spring Data Redis provider with its defaults; a held key is retried every millisecond. */
+    static final class ShedLock implements LockUnderTest {
+        private static final Duration LOCK_AT_MOST_FOR = Duration.ofSeconds(30);
+        private final String name;
+        private final JedisConnectionFactory factory = springJedisFactory();
+        private final RedisLockProvider provider = new RedisLockProvider(factory);
+
+        ShedLock(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public AutoCloseable lock(String key) throws InterruptedException {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (true) {
+                Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), key, LOCK_AT_MOST_FOR, Duration.ZERO));
+                if (lock.isPresent()) {
+                    return lock.get()::unlock;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(name + ": " + key + " not acquired within " + WAIT);
+                }
+                TimeUnit.MILLISECONDS.sleep(1);
+            }
+        }
+
+        @Override
+        public boolean renewsLeases() {
+            return false;
+        }
+
+        @Override
+        public String storeKey(String key) {
+            // The provider's default key prefix and environment.
+            return "job-lock:default:" + key;
         }
 
         @Override

@@ -14,8 +14,14 @@ import java.util.List;
  */
 final class UncontendedPeers {
 
-    /** One library at one thread count. */
-    record Row(String library, int threads, double pairsPerSecond, double ratioToBaseline, double p50Micros, double p99Micros) {
+    /** One library at one thread count; {@code roundPairsPerSecond} holds every measured round, in round order. */
+    record Row(String library, int threads, double pairsPerSecond, double ratioToBaseline, double p50Micros, double p99Micros,
+               double[] roundPairsPerSecond) {
+
+        /** The median over rounds of this library's pairs/s over {@code other}'s in the same round (same thread count). */
+        double medianRatioTo(Row other) {
+            return InterleavedThroughput.Result.medianRatio(roundPairsPerSecond, other.roundPairsPerSecond);
+        }
     }
 
     private static final int COUNTED_PAIRS = 1_000;
@@ -39,7 +45,8 @@ final class UncontendedPeers {
             for (int i = 0; i < libraries.size(); i++) {
                 Histogram latency = recorders.get(i).getIntervalHistogram();
                 rows.add(new Row(libraries.get(i).name(), threads, result.medianOpsPerSecond()[i], result.medianRatioToFirst()[i],
-                        latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(99) / 1e3));
+                        latency.getValueAtPercentile(50) / 1e3, latency.getValueAtPercentile(99) / 1e3,
+                        result.opsPerSecondByRound()[i]));
             }
         }
         return rows;

@@ -28,9 +28,9 @@ public final class PeerBenchmarks {
 
     private static final Logger log = LoggerFactory.getLogger(PeerBenchmarks.class);
 
-    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-annotation", "redisson",
+    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-direct", "dlock-annotation", "redisson",
             "redisson-pool128", "rlr-spin", "rlr-pubsub", "lock4j", "shedlock");
-    private static final List<String> HOT_KEY = List.of("raw-jedis", "dlock", "redisson", "rlr-spin", "rlr-pubsub", "lock4j",
+    private static final List<String> HOT_KEY = List.of("raw-jedis", "dlock", "dlock-no-handoff", "redisson", "rlr-spin", "rlr-pubsub", "lock4j",
             "shedlock-spin");
     /** The hot key's shapes, {JVMs, threads per JVM}: the same 16 threads in one JVM and split over two. */
     private static final int[][] HOT_KEY_SHAPES = {{1, 16}, {2, 8}};

@@ -57,6 +57,8 @@ final class PeerLocks {
     static {
         DESCRIPTIONS.put("raw-jedis", "Jedis SET NX PX 30000 + Lua compare-and-delete; waits by retrying every 1 ms");
         DESCRIPTIONS.put("dlock", "dlock LockManager.acquire(key, 60 s), watchdog-managed 30 s lease");
+        DESCRIPTIONS.put("dlock-direct", "dlock as `dlock`, with coalesceRoundTrips(false): every call on its own pooled connection");
+        DESCRIPTIONS.put("dlock-no-handoff", "dlock as `dlock`, with localHandOff(false): every local hand-off is a release + acquisition");
         DESCRIPTIONS.put("dlock-fair", "dlock LockManager.acquire with LockKind.FAIR: every waiting thread queues in Redis, FIFO across JVMs");
         DESCRIPTIONS.put("dlock-annotation", "dlock @DistributedLock(key = \"#key\") through a Spring AOP proxy");
         DESCRIPTIONS.put("redisson", "Redisson 4.7.0 RLock.lock(), defaults (pool 64, watchdog 30 s)");
@@ -93,6 +95,8 @@ final class PeerLocks {
             case "raw-jedis" -> new RawJedis();
             case "dlock" -> new Dlock("dlock", LockKind.EXCLUSIVE);
             case "dlock-fair" -> new Dlock("dlock-fair", LockKind.FAIR);
+            case "dlock-direct" -> new Dlock("dlock-direct", LockKind.EXCLUSIVE, false, true);
+            case "dlock-no-handoff" -> new Dlock("dlock-no-handoff", LockKind.EXCLUSIVE, true, false);
             case "dlock-annotation" -> new DlockAnnotation();
             case "redisson" -> new RedissonLocks(id, false);
             case "redisson-pool128" -> new RedissonLocks(id, true);
@@ -237,14 +241,20 @@ final class PeerLocks {
     /** dlock's programmatic API with its defaults. */
     static final class Dlock implements LockUnderTest {
         private final UnifiedJedis redis = BenchRedis.client();
-        private final RedisLockBackend backend = RedisLockBackend.builder(redis).build();
-        private final LockManager locks = LockManager.builder(backend).build();
+        private final RedisLockBackend backend;
+        private final LockManager locks;
         private final String name;
         private final LockKind kind;
 
         Dlock(String name, LockKind kind) {
+            this(name, kind, true, true);
+        }
+
+        Dlock(String name, LockKind kind, boolean coalesce, boolean handOff) {
             this.name = name;
             this.kind = kind;
+            this.backend = RedisLockBackend.builder(redis).coalesceRoundTrips(coalesce).build();
+            this.locks = LockManager.builder(backend).localHandOff(handOff).build();
         }
 
         @Override

@@ -125,7 +125,7 @@ final class AsyncAcquisition {
             AcquireResult answer = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
             if (answer instanceof AcquireResult.Acquired acquired) {
                 LockManager.StoreOutcome outcome = manager.held(gate, request, key, owner, acquired.fencingToken(), leaseMillis,
-                        watched, sentAt, true);
+                        watched, sentAt, true, 0);
                 if (outcome instanceof LockManager.Taken taken) {
                     taken(taken.lease());
                 } else if (outcome instanceof LockManager.Expired) {

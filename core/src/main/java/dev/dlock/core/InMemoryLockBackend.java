@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -153,6 +154,27 @@ public final class InMemoryLockBackend implements LockBackend {
         return result[0];
     }
 
+    /** Keeps the key taken by {@code owner}, with a new token and, when {@code leaseMillis} is positive, a new lease. */
+    @Override
+    public OptionalLong handOff(String key, String owner, long leaseMillis) {
+        Objects.requireNonNull(owner, "owner");
+        long[] token = {-1};
+        records.computeIfPresent(key, (k, current) -> {
+            long now = clock.getAsLong();
+            if (!current.heldBy(owner, now)) {
+                return current;
+            }
+            token[0] = lastToken.incrementAndGet();
+            return new KeyRecord(owner, token[0], leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos);
+        });
+        return token[0] < 0 ? OptionalLong.empty() : OptionalLong.of(token[0]);
+    }
+
+    /** True: exclusive leases pass to the next local holder in one step. */
+    @Override
+    public boolean supportsHandOff() {
+        return true;
+    }
 
     /** Every kind: exclusive, fair, read, write and permits. */
     @Override

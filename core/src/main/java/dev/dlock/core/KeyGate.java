@@ -31,7 +31,7 @@ final class KeyGate {
 
     private final ReentrantLock turnLock = new ReentrantLock();
     /**
-     * Waiters for the turn, in arrival order: a thread's {@link Condition}, or the future of an
+     * Waiters for the turn, in arrival order: a {@link SyncWaiter} thread, or the future of an
      * asynchronous acquisition. A thread keeps its place while it checks its abort condition.
      */
     private final ArrayDeque<Object> waiting = new ArrayDeque<>();
@@ -46,45 +46,129 @@ final class KeyGate {
     private final Condition noticed = noticeLock.newCondition();
     private long noticeCount;
 
+    /** The key passed from its releasing holder to the next one in this JVM, kept by the same store owner. */
+    record HandOff(String owner, long fencingToken, long sentAtNanos, int streak) {
+        /** The releasing holder found its lease lost: nothing was handed over. */
+        static final HandOff NOT_HELD = new HandOff(null, -1, 0, 0);
+    }
+
+    /** How a wait for the turn ended: refused and why, or the turn (with the key already handed over, or not). */
+    record Turn(LockNotAcquiredException.Reason refusal, HandOff handOff) {
+        static final Turn OURS = new Turn(null, null);
+    }
+
+    /** A thread waiting for the turn, with the lease it will ask for, so that a releasing holder can pass it the key. */
+    static final class SyncWaiter {
+        final Condition wakeUp;
+        final long leaseMillis;
+        final boolean watched;
+        /** Taken out of the queue by a releasing holder that is handing the key over; answered by {@link #handOver}. */
+        boolean reserved;
+        boolean granted;
+        HandOff handOff;
+
+        SyncWaiter(Condition wakeUp, long leaseMillis, boolean watched) {
+            this.wakeUp = wakeUp;
+            this.leaseMillis = leaseMillis;
+            this.watched = watched;
+        }
+    }
+
     /**
-     * Waits for this JVM's turn on the key, in arrival order; null when it is ours, otherwise why not.
+     * Waits for this JVM's turn on the key, in arrival order; {@link Turn#OURS} when it is ours, a turn with a
+     * {@link HandOff} when the releasing holder passed the key on in the store, otherwise the refusal.
      * {@code abortIf} (may be null) is checked every {@code abortCheckNanos} without losing the place.
      * The turn is not owned by a thread: whoever releases the lease gives it back with {@link #leave()}.
      */
-    LockNotAcquiredException.Reason enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos)
+    Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched)
             throws InterruptedException {
         turnLock.lock();
         try {
             if (!taken && waiting.isEmpty()) {
                 taken = true;
-                return null;
+                return Turn.OURS;
             }
-            Condition myTurn = turnLock.newCondition();
-            waiting.addLast(myTurn);
+            SyncWaiter me = new SyncWaiter(turnLock.newCondition(), leaseMillis, watched);
+            waiting.addLast(me);
             boolean granted = false;
             try {
                 while (true) {
-                    if (!taken && waiting.peekFirst() == myTurn) {
+                    if (me.granted) {
+                        granted = true;
+                        return me.handOff == null ? Turn.OURS : new Turn(null, me.handOff);
+                    }
+                    if (me.reserved) {
+                        awaitHandOver(me);
+                        continue;
+                    }
+                    if (!taken && waiting.peekFirst() == me) {
                         waiting.removeFirst();
                         taken = true;
                         granted = true;
-                        return null;
+                        return Turn.OURS;
                     }
                     if (abortIf != null && abortRequested(abortIf)) {
-                        return LockNotAcquiredException.Reason.ABORTED;
+                        return new Turn(LockNotAcquiredException.Reason.ABORTED, null);
                     }
                     long remaining = deadlineNanos - System.nanoTime();
                     if (remaining <= 0) {
-                        return LockNotAcquiredException.Reason.TIMEOUT;
+                        return new Turn(LockNotAcquiredException.Reason.TIMEOUT, null);
                     }
-                    myTurn.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
+                    me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
                 }
             } finally {
                 if (!granted) {
-                    waiting.remove(myTurn);
+                    waiting.remove(me);
                     signalNext();
                 }
             }
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * Waits, deaf to interrupts, until the releasing holder that reserved {@code me} answers: it is in the middle
+     * of one store call, and the turn it passes must not be dropped. An interrupt is kept for the caller.
+     */
+    private static void awaitHandOver(SyncWaiter me) {
+        boolean interrupted = false;
+        while (me.reserved) {
+            me.wakeUp.awaitUninterruptibly();
+            interrupted |= Thread.interrupted();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Takes the first waiter out of the queue so that the releasing holder can pass it the key, when that waiter
+     * is a thread; null when nobody waits or the first is an asynchronous acquisition. The turn stays taken until
+     * {@link #handOver}, which the caller must call.
+     */
+    SyncWaiter reserveSuccessor() {
+        turnLock.lock();
+        try {
+            if (waiting.peekFirst() instanceof SyncWaiter first) {
+                waiting.removeFirst();
+                first.reserved = true;
+                return first;
+            }
+            return null;
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** Gives the turn to the {@link #reserveSuccessor reserved} waiter, with the key handed over in the store or not (null). */
+    void handOver(SyncWaiter successor, HandOff handOff) {
+        turnLock.lock();
+        try {
+            successor.handOff = handOff;
+            successor.granted = true;
+            successor.reserved = false;
+            successor.wakeUp.signal();
         } finally {
             turnLock.unlock();
         }
@@ -150,8 +234,8 @@ final class KeyGate {
         if (next == null || taken) {
             return;
         }
-        if (next instanceof Condition thread) {
-            thread.signal();
+        if (next instanceof SyncWaiter thread) {
+            thread.wakeUp.signal();
         } else {
             // An asynchronous waiter cannot take the turn itself: it is granted here.
             waiting.removeFirst();

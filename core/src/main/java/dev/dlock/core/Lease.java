@@ -37,6 +37,8 @@ final class Lease {
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
     volatile Watchdog.Slot slot;
+    /** How many times in a row the key passed to this lease from a local holder without being freed in the store. */
+    int handOffStreak;
     /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
     boolean renewing;
 

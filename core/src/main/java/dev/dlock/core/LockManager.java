@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,6 +56,11 @@ public final class LockManager implements AutoCloseable {
     private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    /**
+     * The most times in a row a key passes from one holder to the next in this JVM without being freed in the
+     * store; then it is released, so that waiters in other JVMs get their chance.
+     */
+    static final int MAX_LOCAL_HAND_OFFS = 8;
 
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
@@ -63,6 +69,8 @@ public final class LockManager implements AutoCloseable {
     private final Set<LockKind.Mode> supportedModes;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     private final boolean sessionKept;
+    /** True when a released exclusive lease may pass straight to the next local waiter ({@link Builder#localHandOff}). */
+    private final boolean handOffs;
     private final Duration defaultWaitTime;
     final long watchdogLeaseMillis;
     private final LeaseLostPolicy leaseLostPolicy;
@@ -91,6 +99,7 @@ public final class LockManager implements AutoCloseable {
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
         Optional<SessionLeases> sessionLeases = backend.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
+        this.handOffs = builder.localHandOff && !sessionKept && backend.supportsHandOff();
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
     }
 
@@ -193,6 +202,11 @@ public final class LockManager implements AutoCloseable {
         try (LockHandle ignored = acquire(request)) {
             return work.call();
         }
+    }
+
+    /** Whether released exclusive leases pass straight to the next local waiter (set, and supported by the store). */
+    public boolean handsOffLocally() {
+        return handOffs;
     }
 
     /** The wait time used for requests that do not give one. */
@@ -392,15 +406,26 @@ public final class LockManager implements AutoCloseable {
      */
     private StoreOutcome acquireThroughGate(KeyGate gate, LockRequest request, String key, long deadline) {
         boolean hasTurn = request.kind().mode() != LockKind.Mode.FAIR;
+        KeyGate.HandOff handedOver = null;
         if (hasTurn) {
-            LockNotAcquiredException.Reason gateRefusal = passGate(gate, request, deadline);
-            if (gateRefusal != null) {
-                return new Refused(gateRefusal);
+            KeyGate.Turn turn = passGate(gate, request, deadline, leaseMillisOf(request));
+            if (turn.refusal() != null) {
+                return new Refused(turn.refusal());
             }
+            handedOver = turn.handOff();
         }
-        String owner = ownerTokens.next();
+        String owner = handedOver != null ? handedOver.owner() : ownerTokens.next();
         StoreOutcome outcome = null;
         try {
+            if (handedOver != null) {
+                boolean watched = request.leaseTime() == null;
+                outcome = held(gate, request, key, owner, handedOver.fencingToken(), leaseMillisOf(request), watched,
+                        handedOver.sentAtNanos(), true, handedOver.streak());
+                if (!(outcome instanceof Expired)) {
+                    return outcome;
+                }
+                owner = ownerTokens.next();
+            }
             outcome = acquireInStore(gate, request, key, owner, deadline, hasTurn);
             return outcome;
         } finally {
@@ -422,14 +447,20 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Waits for this JVM's turn on the key, keeping its arrival place; null when it is ours, otherwise why not. */
-    private static LockNotAcquiredException.Reason passGate(KeyGate gate, LockRequest request, long deadline) {
+    /** Waits for this JVM's turn on the key, keeping its arrival place: the turn, perhaps with the key handed over, or why not. */
+    private static KeyGate.Turn passGate(KeyGate gate, LockRequest request, long deadline, long leaseMillis) {
         try {
-            return gate.enter(deadline, request.abortIf(), request.abortCheckInterval().toNanos());
+            return gate.enter(deadline, request.abortIf(), request.abortCheckInterval().toNanos(), leaseMillis,
+                    request.leaseTime() == null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return LockNotAcquiredException.Reason.INTERRUPTED;
+            return new KeyGate.Turn(LockNotAcquiredException.Reason.INTERRUPTED, null);
         }
+    }
+
+    /** The lease a request holds: the watchdog's, or its own fixed lease. */
+    private long leaseMillisOf(LockRequest request) {
+        return request.leaseTime() == null ? watchdogLeaseMillis : request.leaseTime().toMillis();
     }
 
     /** Takes the key in the store, waiting on release notices or the holder's lease. */
@@ -440,7 +471,7 @@ public final class LockManager implements AutoCloseable {
         boolean fair = !hasTurn;
         BooleanSupplier abortIf = request.abortIf();
         boolean watched = request.leaseTime() == null;
-        long leaseMillis = watched ? watchdogLeaseMillis : request.leaseTime().toMillis();
+        long leaseMillis = leaseMillisOf(request);
         Optional<Semaphore> signals = Optional.empty();
         boolean subscribed = false;
         WaitPacing pacing = new WaitPacing();
@@ -455,7 +486,7 @@ public final class LockManager implements AutoCloseable {
                 AcquireResult result = backend.tryAcquire(kind, key, owner, storeLeaseMillis(watched, leaseMillis));
                 if (result instanceof AcquireResult.Acquired acquired) {
                     StoreOutcome outcome = held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt,
-                            hasTurn);
+                            hasTurn, 0);
                     if (!(outcome instanceof Expired)) {
                         return outcome;
                     }
@@ -503,12 +534,13 @@ public final class LockManager implements AutoCloseable {
      * lease gives this JVM's turn back ({@code hasTurn}) at once; an exclusive one keeps it until released.
      */
     StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
-                        long leaseMillis, boolean watched, long sentAt, boolean hasTurn) {
+                        long leaseMillis, boolean watched, long sentAt, boolean hasTurn, int handOffStreak) {
         LockKind kind = request.kind();
         boolean renewed = watched && !sessionKept;
         StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
         Lease lease = new Lease(this, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
                 watched && sessionKept, node, hasTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
+        lease.handOffStreak = handOffStreak;
         if (!lease.surelyLive(System.nanoTime())) {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply); "
                     + "giving the grant back and asking again", key, leaseMillis);
@@ -627,10 +659,24 @@ public final class LockManager implements AutoCloseable {
                 watchedLeases.decrementAndGet();
             }
         }
+        KeyGate.SyncWaiter successor = before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
+        KeyGate.HandOff handedOver = null;
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;
         try {
-            result = releaseInStore(lease);
+            if (successor != null) {
+                // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
+                handedOver = handOffInStore(lease, successor);
+                if (handedOver == KeyGate.HandOff.NOT_HELD) {
+                    result = ReleaseResult.NOT_OWNER;
+                    handedOver = null;
+                } else if (handedOver != null) {
+                    result = ReleaseResult.RELEASED;
+                }
+            }
+            if (result == null) {
+                result = releaseInStore(lease);
+            }
         } catch (LockBackendException e) {
             unknownOutcome = e;
         } finally {
@@ -640,7 +686,9 @@ public final class LockManager implements AutoCloseable {
             } else if (gate.holder == lease) {
                 gate.holder = null;
             }
-            if (lease.ownsTurn) {
+            if (successor != null) {
+                gate.handOver(successor, handedOver);
+            } else if (lease.ownsTurn) {
                 gate.leave();
             }
             leaveGate(lease.kind, lease.key, gate);
@@ -669,6 +717,37 @@ public final class LockManager implements AutoCloseable {
         }
         if (unknownOutcome != null) {
             throw unknownOutcome;
+        }
+    }
+
+    /**
+     * Whether a release of {@code lease} may pass the key straight to a local waiter: an exclusive lease holding
+     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link #MAX_LOCAL_HAND_OFFS} times in a row.
+     */
+    private boolean mayHandOff(Lease lease) {
+        return handOffs && lease.ownsTurn && lease.kind == LockKind.EXCLUSIVE && lease.keepUntilNanos == 0
+                && lease.handOffStreak < MAX_LOCAL_HAND_OFFS;
+    }
+
+    /**
+     * Passes the key to {@code successor} in the store: a new fencing token, the same store owner. A watchdog
+     * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
+     * otherwise the successor's lease is set. {@link KeyGate.HandOff#NOT_HELD} when the lease was lost; null
+     * when the call failed.
+     */
+    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.SyncWaiter successor) {
+        boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
+        long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
+        long sentAt = System.nanoTime();
+        try {
+            OptionalLong token = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
+            if (token.isEmpty()) {
+                return KeyGate.HandOff.NOT_HELD;
+            }
+            return new KeyGate.HandOff(lease.owner, token.getAsLong(), keepExpiry ? confirmedAt : sentAt, lease.handOffStreak + 1);
+        } catch (LockBackendException e) {
+            log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}", lease.key, e.toString());
+            return null;
         }
     }
 
@@ -765,6 +844,7 @@ public final class LockManager implements AutoCloseable {
         private LeaseLostPolicy leaseLostPolicy = DEFAULT_LEASE_LOST_POLICY;
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
+        private boolean localHandOff = true;
 
         private Builder(LockBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
@@ -811,6 +891,17 @@ public final class LockManager implements AutoCloseable {
         /** Names the watchdog thread (default {@code dlock-watchdog}). */
         public Builder watchdogThreadName(String name) {
             this.watchdogThreadName = Objects.requireNonNull(name, "watchdogThreadName");
+            return this;
+        }
+
+        /**
+         * Whether a released exclusive lease passes straight to the next thread of this JVM waiting for the key,
+         * when the store supports it (default true): one store call with a fresh fencing token instead of a
+         * release and an acquisition. At most {@value LockManager#MAX_LOCAL_HAND_OFFS} hand-offs in a row, then the
+         * key is freed in the store so that other JVMs get their chance.
+         */
+        public Builder localHandOff(boolean handOff) {
+            this.localHandOff = handOff;
             return this;
         }
 

@@ -28,6 +28,10 @@ final class TappedBackend implements LockBackend {
     final List<String> withdrawals = new CopyOnWriteArrayList<>();
     /** The owner of every acquire attempt sent, in order. */
     final List<String> acquiringOwners = new CopyOnWriteArrayList<>();
+    /** What {@link #supportsHandOff()} answers (off unless a test turns it on, so that other tests count plain releases). */
+    volatile boolean handOffs;
+    /** "handOff" or "release" for every such call sent, in order. */
+    final List<String> passes = new CopyOnWriteArrayList<>();
     /** What {@link #supportsFencing()} answers. */
     volatile boolean fencing = true;
     /** The size of every renewal batch sent, in order. */
@@ -81,6 +85,7 @@ final class TappedBackend implements LockBackend {
     @Override
     public ReleaseResult release(String key, String owner, long fencingToken) {
         releases.incrementAndGet();
+        passes.add("release");
         return aroundRelease.apply(() -> store.release(key, owner, fencingToken));
     }
 
@@ -123,6 +128,17 @@ final class TappedBackend implements LockBackend {
     public void withdraw(String key, String owner) {
         withdrawals.add(owner);
         store.withdraw(key, owner);
+    }
+
+    @Override
+    public java.util.OptionalLong handOff(String key, String owner, long leaseMillis) {
+        passes.add("handOff");
+        return store.handOff(key, owner, leaseMillis);
+    }
+
+    @Override
+    public boolean supportsHandOff() {
+        return handOffs && store.supportsHandOff();
     }
 
     @Override

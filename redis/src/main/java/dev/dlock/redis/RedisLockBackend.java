@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 import org.slf4j.Logger;
@@ -88,6 +89,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
+    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua");
     private static final String KIND_PRELUDE = "kind_prelude.lua";
     private static final LuaScript PERMITS_ACQUIRE = LuaScript.load(KIND_PRELUDE, "permits_acquire.lua");
     private static final LuaScript READ_ACQUIRE = LuaScript.load(KIND_PRELUDE, "read_acquire.lua");
@@ -117,6 +119,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** Null until chosen: by the builder, by the client type, or by asking the cluster's nodes. */
     private volatile Boolean shardedPubSub;
     private final LazyReleaseNotices releaseNotices;
+    /** Null when round trips are not coalesced ({@link Builder#coalesceRoundTrips}). */
+    private final ScriptCoalescer coalescer;
 
     private RedisLockBackend(Builder builder) {
         this.client = builder.client;
@@ -137,6 +141,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
         this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
+        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes) : null;
         this.releaseNotices = new LazyReleaseNotices(() -> new PubSubReleaseNotices(keys, usesShardedPubSub()
                 ? notices -> new ShardedPubSubTransport(clusterNodes, notices)
                 : notices -> new ClassicPubSubTransport(client, keys.controlChannel(), notices)));
@@ -201,7 +206,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         long acknowledged = replicasToAwait;
         try {
             if (replicasToAwait == 0) {
-                reply = script.run(client, scriptKeys, scriptArgs);
+                reply = runScript(script, key, scriptKeys, scriptArgs);
             } else {
                 AcquireWithWait answer = acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs);
                 reply = answer.reply();
@@ -297,6 +302,34 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
+     * Keeps {@code key} taken by {@code owner} for its next holder in this JVM and issues a new fencing token, in
+     * one script: the owner check, the lease ({@code leaseMillis}, or the key's expiry as it is for 0) and the
+     * token by the rule of the acquire script. Empty when {@code owner} no longer holds the key.
+     */
+    @Override
+    public OptionalLong handOff(String key, String owner, long leaseMillis) {
+        requireOwner(owner);
+        if (leaseMillis < 0) {
+            throw new IllegalArgumentException("leaseMillis must not be negative, got " + leaseMillis);
+        }
+        Object reply;
+        try {
+            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key), keys.counterKey(key)),
+                    List.of(owner, Long.toString(leaseMillis), counterTtlMillis));
+        } catch (JedisException e) {
+            throw failure("handOff", key, e);
+        }
+        long token = toLong(reply);
+        return token < 0 ? OptionalLong.empty() : OptionalLong.of(token);
+    }
+
+    /** True: an exclusive lease passes to the next local holder with one script. */
+    @Override
+    public boolean supportsHandOff() {
+        return true;
+    }
+
+    /**
      * A fair waiter leaves the queue (and wakes the next one when it was first and the lock is free); a
      * waiting writer drops its intent, so readers may come in again. Nothing for the other kinds. A store
      * failure is logged, not thrown: a place not given back lapses after {@link Builder#fairWaiterTimeout}.
@@ -307,9 +340,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         requireOwner(owner);
         try {
             switch (kind.mode()) {
-                case FAIR -> FAIR_WITHDRAW.run(client, List.of(keys.lockKey(key), keys.fairQueueKey(key),
+                case FAIR -> runScript(FAIR_WITHDRAW, key, List.of(keys.lockKey(key), keys.fairQueueKey(key),
                         keys.fairSeenKey(key), keys.releaseChannel(key)), List.of(owner, releasePublish));
-                case WRITE -> WRITE_WITHDRAW.run(client, List.of(keys.writerWaitingKey(key), keys.releaseChannel(key)),
+                case WRITE -> runScript(WRITE_WITHDRAW, key, List.of(keys.writerWaitingKey(key), keys.releaseChannel(key)),
                         List.of(owner, releasePublish));
                 default -> {
                     // No place kept between attempts.
@@ -482,6 +515,11 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         return releaseNotices.created();
     }
 
+    /** True when concurrent threads' scripts to one node share a pipeline ({@link Builder#coalesceRoundTrips}). */
+    public boolean coalescesRoundTrips() {
+        return coalescer != null;
+    }
+
     /** True when renewals are grouped by cluster node (or slot), and a renew script never spans two slots. */
     public boolean isCluster() {
         return cluster;
@@ -495,11 +533,17 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     private ReleaseResult releaseOnce(LockKind kind, String key, String owner, long fencingToken) {
         Object reply = kind.shared()
-                ? SHARED_RELEASE.run(client, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
-                : RELEASE.run(client, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
+                ? runScript(SHARED_RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
+                : runScript(RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
                         List.of(owner, releasePublish, Long.toString(fencingToken)));
         long code = toLong(reply);
         return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
+    }
+
+    /** Runs one of {@code key}'s scripts, in a pipeline with other threads' scripts to the same node when coalescing. */
+    private Object runScript(LuaScript script, String key, List<String> scriptKeys, List<String> scriptArgs) {
+        return coalescer == null ? script.run(client, scriptKeys, scriptArgs)
+                : coalescer.run(script, clusterNodes != null ? keys.slot(key) : 0, scriptKeys, scriptArgs);
     }
 
     private void releaseQuietly(LockKind kind, String key, String owner) {
@@ -582,6 +626,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         private int replicasToAwait;
         private Duration replicaTimeout = Duration.ZERO;
         private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
+        private boolean coalesceRoundTrips = true;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -665,6 +710,17 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
                         + " ms (waiters ask again every third of it), got " + fairWaiterTimeout);
             }
             this.fairWaiterTimeout = fairWaiterTimeout;
+            return this;
+        }
+
+        /**
+         * Whether the acquire and release scripts that several threads send at the same moment share one
+         * pipeline per node (default true): one connection, one write and one read for all of them, where each
+         * would otherwise pay its own. A caller alone goes straight through. Renewals and release notices keep
+         * their own connections either way. Turn it off to give every call its own pooled connection.
+         */
+        public Builder coalesceRoundTrips(boolean coalesce) {
+            this.coalesceRoundTrips = coalesce;
             return this;
         }
 

@@ -9,13 +9,15 @@
 local function nextToken()
   local now = redis.call('TIME')
   local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  local token = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
-  if micros > token then
-    token = micros
-  end
   -- Tokens stay below 2^53, exact in a Lua number; '%.0f' because tostring would print 1.7e+15.
-  token = string.format('%.0f', token)
-  redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
+  -- SET ... GET writes the clock term and reads the old counter in one command; only when the counter is
+  -- not behind the clock (acquisitions faster than one per microsecond, or a clock set back) is it rewritten.
+  local token = string.format('%.0f', micros)
+  local previous = tonumber(redis.call('SET', KEYS[2], token, 'PX', ARGV[3], 'GET') or '0')
+  if previous >= micros then
+    token = string.format('%.0f', previous + 1)
+    redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
+  end
   return token
 end
 

@@ -16,12 +16,13 @@ end
 -- The key's next fencing token, max(counter + 1, server time in microseconds), written back: the same
 -- rule as acquire.lua, on the same counter, so tokens increase across every kind of the key.
 local function nextToken(counterKey, counterTtl, micros)
-  local token = tonumber(redis.call('GET', counterKey) or '0') + 1
-  if micros > token then
-    token = micros
+  -- SET ... GET writes the clock term and reads the old counter in one command (see acquire.lua).
+  local token = int(micros)
+  local previous = tonumber(redis.call('SET', counterKey, token, 'PX', counterTtl, 'GET') or '0')
+  if previous >= micros then
+    token = int(previous + 1)
+    redis.call('SET', counterKey, token, 'PX', counterTtl)
   end
-  token = int(token)
-  redis.call('SET', counterKey, token, 'PX', counterTtl)
   return token
 end
 

@@ -69,6 +69,7 @@ public class DistributedLockAutoConfiguration {
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
+        builder.localHandOff(properties.isLocalHandOff());
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }

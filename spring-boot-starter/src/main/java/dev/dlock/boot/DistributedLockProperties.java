@@ -47,6 +47,13 @@ public class DistributedLockProperties {
     /** What releasing a lock whose lease was lost does: throw LockLostException, or log a warning. */
     private LeaseLostPolicy onLeaseLost = LockManager.DEFAULT_LEASE_LOST_POLICY;
 
+    /**
+     * Whether a released lock passes straight to the next thread of this instance waiting for the same key, when
+     * the store supports it (Redis, in-memory): one store call with a fresh fencing token instead of a release
+     * and an acquisition; at most 8 in a row, then the key is freed so that other instances get their chance.
+     */
+    private boolean localHandOff = true;
+
     private final Watchdog watchdog = new Watchdog();
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
@@ -124,6 +131,16 @@ public class DistributedLockProperties {
     /** Sets what releasing a lost lease does ({@code throw} or {@code log}). */
     public void setOnLeaseLost(LeaseLostPolicy onLeaseLost) {
         this.onLeaseLost = onLeaseLost;
+    }
+
+    /** Whether released locks pass straight to the next local waiter. */
+    public boolean isLocalHandOff() {
+        return localHandOff;
+    }
+
+    /** Sets whether released locks pass straight to the next local waiter. */
+    public void setLocalHandOff(boolean localHandOff) {
+        this.localHandOff = localHandOff;
     }
 
     /** The watchdog settings. */
@@ -271,9 +288,25 @@ public class DistributedLockProperties {
          */
         private Duration fairWaiterTimeout;
 
+        /**
+         * Whether lock and unlock scripts that several threads send at the same moment share one pipeline per
+         * Redis node (one write and one read for all of them); a lone call goes straight through. On by default.
+         */
+        private boolean coalesceRoundTrips = true;
+
         private final Sentinel sentinel = new Sentinel();
         private final Cluster cluster = new Cluster();
         private final Redlock redlock = new Redlock();
+
+        /** Whether concurrent scripts to one node share a pipeline. */
+        public boolean isCoalesceRoundTrips() {
+            return coalesceRoundTrips;
+        }
+
+        /** Sets whether concurrent scripts to one node share a pipeline. */
+        public void setCoalesceRoundTrips(boolean coalesceRoundTrips) {
+            this.coalesceRoundTrips = coalesceRoundTrips;
+        }
 
         /** How long a silent fair waiter keeps its place, or null for the store's default. */
         public Duration getFairWaiterTimeout() {

@@ -100,6 +100,7 @@ public class RedisLockStoreAutoConfiguration {
         if (fairWaiterTimeout != null) {
             set(PREFIX + ".redis.fair-waiter-timeout", () -> builder.fairWaiterTimeout(fairWaiterTimeout));
         }
+        builder.coalesceRoundTrips(properties.getRedis().isCoalesceRoundTrips());
         return builder.build();
     }
 

@@ -195,6 +195,18 @@ class DistributedLockAutoConfigurationTest {
     }
 
     @Test
+    void localHandOffAndCoalescedRoundTripsAreOnByDefaultAndCanBeSwitchedOff() {
+        runner.withPropertyValues(url()).run(context -> {
+            assertThat(context.getBean(LockManager.class).handsOffLocally()).isTrue();
+            assertThat(context.getBean(RedisLockBackend.class).coalescesRoundTrips()).isTrue();
+        });
+        runner.withPropertyValues(url(), "dlock.local-hand-off=false", "dlock.redis.coalesce-round-trips=false").run(context -> {
+            assertThat(context.getBean(LockManager.class).handsOffLocally()).isFalse();
+            assertThat(context.getBean(RedisLockBackend.class).coalescesRoundTrips()).isFalse();
+        });
+    }
+
+    @Test
     void onLeaseLostDefaultsToThrowAndCanLog() {
         runner.withPropertyValues(url()).run(context ->
                 assertThatThrownBy(() -> acquireAndLoseLease(context.getBean(LockManager.class)))

@@ -1,0 +1,172 @@
+package dev.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A released exclusive lease passes straight to the next thread of the same JVM waiting for the key: one
+ * store call, a fresh fencing token, the same store owner. What users rely on must still hold: one holder at
+ * a time, tokens increasing in the order of the sections, a lost lease reported to its holder and never
+ * passed on, the next holder's own lease, and other JVMs getting the key after a bounded streak.
+ */
+class LocalHandOffTest {
+
+    @Test
+    void threadsOfOneJvmPassTheKeyOnWithIncreasingTokensOneAtATimeAndFreeItAfterABoundedStreak() throws Exception {
+        TappedBackend store = new TappedBackend(new InMemoryLockBackend());
+        store.handOffs = true;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Long> tokens = new ArrayList<>();
+        try (LockManager locks = LockManager.builder(store).build()) {
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                done.add(threads.submit(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        try (LockHandle lock = locks.acquire("hot", Duration.ofSeconds(30))) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            synchronized (tokens) {
+                                tokens.add(lock.fencingToken());
+                            }
+                            Thread.yield();
+                            inside.decrementAndGet();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdown();
+        }
+        assertThat(overlaps).as("sections that overlapped").hasValue(0);
+        assertThat(tokens).hasSize(1_600);
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("token of section " + i).isGreaterThan(tokens.get(i - 1));
+        }
+        long handOffs = store.passes.stream().filter("handOff"::equals).count();
+        assertThat(handOffs).as("hand-offs among 8 threads contending for one key").isPositive();
+        assertThat(longestRun(store.passes, "handOff")).as("hand-offs in a row without freeing the key")
+                .isLessThanOrEqualTo(LockManager.MAX_LOCAL_HAND_OFFS);
+        assertThat(store.acquires.get() + handOffs).as("store acquisitions + hand-offs").isGreaterThanOrEqualTo(1_600);
+    }
+
+    @Test
+    void aLeaseLostBeforeItsReleaseIsReportedAndTheNextLocalHolderGetsTheKeyOnlyFromTheStore() throws Exception {
+        AtomicLong clock = new AtomicLong();
+        InMemoryLockBackend shared = InMemoryLockBackend.builder().clock(clock::get).build();
+        TappedBackend store = new TappedBackend(shared);
+        store.handOffs = true;
+        try (LockManager locks = LockManager.builder(store).build(); LockManager otherJvm = LockManager.builder(shared).build()) {
+            LockRequest fixed = LockRequest.builder("k").leaseTime(Duration.ofSeconds(1)).waitTime(Duration.ofSeconds(30)).build();
+            LockHandle first = locks.acquire(fixed);
+            ExecutorService next = Executors.newSingleThreadExecutor();
+            Future<Long> successor = next.submit(() -> {
+                try (LockHandle lock = locks.acquire(fixed)) {
+                    return lock.fencingToken();
+                }
+            });
+            awaitQueued(locks, store);
+            // The store's clock passes the lease: another JVM takes the key while the first holder still runs.
+            clock.addAndGet(TimeUnit.SECONDS.toNanos(2));
+            LockHandle taker = otherJvm.tryAcquire("k").orElseThrow();
+            assertThatThrownBy(first::close).isInstanceOf(LockLostException.class);
+            assertThat(store.passes).as("the lost lease's release tried to pass it on and was refused").containsExactly("handOff");
+            Thread.sleep(50);
+            assertThat(successor).as("the next local holder waits for the other JVM").isNotDone();
+            long takerToken = taker.fencingToken();
+            taker.close();
+            assertThat(successor.get(10, TimeUnit.SECONDS)).isGreaterThan(takerToken);
+            next.shutdown();
+        }
+    }
+
+    @Test
+    void theNextHolderGetsItsOwnFixedLeaseOrKeepsTheWatchdogLeaseAsTheStoreHasIt() throws Exception {
+        AtomicLong clock = new AtomicLong();
+        InMemoryLockBackend shared = InMemoryLockBackend.builder().clock(clock::get).build();
+        TappedBackend store = new TappedBackend(shared);
+        store.handOffs = true;
+        try (LockManager locks = LockManager.builder(store).leaseTime(Duration.ofSeconds(30)).build()) {
+            ExecutorService next = Executors.newSingleThreadExecutor();
+
+            // A watchdog lease passed to a watchdog lease of the same length: the store's expiry stays as it was.
+            LockHandle first = locks.acquire("k", Duration.ofSeconds(5));
+            Future<LockHandle> watched = next.submit(() -> locks.acquire("k", Duration.ofSeconds(30)));
+            awaitQueued(locks, store);
+            clock.addAndGet(TimeUnit.SECONDS.toNanos(10));
+            first.close();
+            LockHandle second = watched.get(10, TimeUnit.SECONDS);
+            assertThat(store.passes).containsExactly("handOff");
+            assertThat(remainingTtl(shared)).as("the store's expiry, kept").isEqualTo(20_000);
+
+            // To a fixed lease: the store holds the key for exactly that lease from the hand-off.
+            LockRequest fixed = LockRequest.builder("k").leaseTime(Duration.ofSeconds(7)).waitTime(Duration.ofSeconds(30)).build();
+            // Another thread: the one that holds the key now would re-enter it.
+            ExecutorService third = Executors.newSingleThreadExecutor();
+            Future<LockHandle> fixedHolder = third.submit(() -> locks.acquire(fixed));
+            awaitQueued(locks, store);
+            second.close();
+            fixedHolder.get(10, TimeUnit.SECONDS);
+            assertThat(store.passes).containsExactly("handOff", "handOff");
+            assertThat(remainingTtl(shared)).as("the fixed lease, set").isEqualTo(7_000);
+            fixedHolder.get().close();
+            next.shutdown();
+            third.shutdown();
+        }
+    }
+
+    /** What another JVM sees of the key: the holder's remaining lease in ms. */
+    private static long remainingTtl(InMemoryLockBackend store) {
+        AcquireResult answer = store.tryAcquire("k", "someone-else", 1_000);
+        assertThat(answer).isInstanceOf(AcquireResult.Held.class);
+        return ((AcquireResult.Held) answer).remainingTtlMillis();
+    }
+
+    /** Waits until a second thread queues for the key's turn behind its holder. */
+    private static void awaitQueued(LockManager locks, TappedBackend store) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int acquiresBefore = store.acquires.get();
+        while (!someThreadWaitsForTheTurn()) {
+            assertThat(System.nanoTime()).as("a second thread queued for the key").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+        assertThat(store.acquires.get()).as("a queued thread does not ask the store").isEqualTo(acquiresBefore);
+    }
+
+    private static boolean someThreadWaitsForTheTurn() {
+        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+            for (StackTraceElement frame : stack) {
+                if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals("enter")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static int longestRun(List<String> events, String kind) {
+        int longest = 0;
+        int run = 0;
+        for (String event : events) {
+            run = event.equals(kind) ? run + 1 : 0;
+            longest = Math.max(longest, run);
+        }
+        return longest;
+    }
+}

@@ -1,0 +1,125 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+
+/**
+ * The hand-off script: only the owner passes its key on, with a token above every earlier one, and the
+ * key's expiry kept or set as asked; and the engine over Redis with threads of one JVM passing a hot key on.
+ */
+class RedisHandOffTest {
+
+    private static RedisServerProcess server;
+    private final RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        server.close();
+    }
+
+    @Test
+    void theOwnerPassesItsKeyOnWithAHigherTokenAndTheExpiryKeptOrSet() {
+        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = server.admin()) {
+            long first = ((AcquireResult.Acquired) backend.tryAcquire("passed", "jvm-a", 60_000)).fencingToken();
+            admin.pexpire(keys.lockKey("passed"), 40_000);
+
+            OptionalLong kept = backend.handOff("passed", "jvm-a", 0);
+            assertThat(kept).isPresent();
+            assertThat(kept.getAsLong()).isGreaterThan(first);
+            assertThat(admin.get(keys.lockKey("passed"))).isEqualTo("jvm-a");
+            assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry kept").isBetween(1L, 40_000L);
+            assertThat(admin.get(keys.counterKey("passed"))).isEqualTo(Long.toString(kept.getAsLong()));
+
+            OptionalLong set = backend.handOff("passed", "jvm-a", 90_000);
+            assertThat(set.getAsLong()).isGreaterThan(kept.getAsLong());
+            assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry set").isBetween(60_001L, 90_000L);
+
+            // The next holder's release is the owner's release with its own token.
+            assertThat(backend.release("passed", "jvm-a", set.getAsLong())).isEqualTo(ReleaseResult.RELEASED);
+        }
+    }
+
+    @Test
+    void anotherOwnerOrAFreeKeyPassesNothingAndChangesNothing() {
+        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = server.admin()) {
+            long token = ((AcquireResult.Acquired) backend.tryAcquire("theirs", "jvm-b", 60_000)).fencingToken();
+            assertThat(backend.handOff("theirs", "jvm-a", 0)).isEmpty();
+            assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEmpty();
+            assertThat(admin.get(keys.lockKey("theirs"))).isEqualTo("jvm-b");
+            assertThat(admin.get(keys.counterKey("theirs"))).as("no token issued").isEqualTo(Long.toString(token));
+            assertThat(admin.exists(keys.lockKey("never-taken"))).isFalse();
+        }
+    }
+
+    @Test
+    void threadsOfOneJvmPassAHotKeyOnOneAtATimeWithIncreasingTokens() throws Exception {
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Long> tokens = new ArrayList<>();
+        long commandsBefore = server.totalCommandCalls();
+        try (RedisClient client = RedisTestSupport.client(server.host(), server.port(), 5_000);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             LockManager locks = LockManager.builder(backend).build()) {
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                done.add(threads.submit(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        try (LockHandle lock = locks.acquire("hot", Duration.ofSeconds(30))) {
+                            if (inside.incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            synchronized (tokens) {
+                                tokens.add(lock.fencingToken());
+                            }
+                            inside.decrementAndGet();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdown();
+        }
+        assertThat(overlaps).hasValue(0);
+        for (int i = 1; i < tokens.size(); i++) {
+            assertThat(tokens.get(i)).as("token of section " + i).isGreaterThan(tokens.get(i - 1));
+        }
+        // A release + acquisition costs 8 commands; a hand-off 4. Most of the 800 sections here are hand-offs.
+        double perSection = (double) (server.totalCommandCalls() - commandsBefore) / tokens.size();
+        assertThat(perSection).as("Redis commands per section").isLessThan(8.0);
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.exists(keys.lockKey("hot"))).as("the key is free at the end").isFalse();
+        }
+    }
+}

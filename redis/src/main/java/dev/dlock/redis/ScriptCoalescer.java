@@ -193,6 +193,11 @@ final class ScriptCoalescer {
                 }
                 pipeline.sync();
             } catch (RuntimeException e) {
+                if (node != null) {
+                    // The node may have failed over; the client refreshes its slot map only on its own calls, so ask
+                    // for it here, or the next batches would go to the dead node until a lone call went through.
+                    refreshSlotOwners();
+                }
                 for (Call call : batch) {
                     if (!call.done()) {
                         call.fail(e);
@@ -219,6 +224,14 @@ final class ScriptCoalescer {
         @SuppressWarnings("resource")
         private AbstractPipeline open() {
             return node == null ? JedisGeneration.pipelined(client) : new Pipeline(nodes.connection(node), true);
+        }
+    }
+
+    private void refreshSlotOwners() {
+        try {
+            nodes.refreshSlotOwners();
+        } catch (RuntimeException e) {
+            // No node answers yet; the callers' next attempts ask again.
         }
     }
 

@@ -19,6 +19,10 @@ import dev.dlock.core.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 
@@ -31,7 +35,8 @@ import redis.clients.jedis.RedisClient;
  */
 class CoalescedRoundTripsTest {
 
-    private static final int CALLERS = 16;
+    /** More callers than lanes, and a pool big enough for each to have a connection of its own. */
+    private static final int CALLERS = 3 * ScriptCoalescer.LANES_PER_NODE;
     private static final long LEASE_MILLIS = 30_000;
 
     private static RedisServerProcess server;
@@ -54,9 +59,10 @@ class CoalescedRoundTripsTest {
                 assertThat(acquisitions.get(i).get(10, TimeUnit.SECONDS)).as("caller " + i).isInstanceOf(AcquireResult.Acquired.class);
                 assertThat(setup.ownerInRedis(i)).as("caller " + i + "'s key").isEqualTo(setup.owner(i));
             }
-            // One connection carried the first script, then the fifteen others in one pipeline; without
-            // coalescing each queued caller borrows a connection of its own (up to the pool's 8).
-            assertThat(proxy.openConnections()).as("connections the callers opened").isEqualTo(1);
+            // Each lane's first caller went straight out on a connection of its own; everyone who came while every
+            // lane was busy queued and went out in its lane's next pipeline. Without coalescing each of the 24
+            // callers would have borrowed a connection of its own.
+            assertThat(proxy.openConnections()).as("connections the callers opened").isLessThanOrEqualTo(ScriptCoalescer.LANES_PER_NODE);
             assertThat(distinctTokens(acquisitions)).isEqualTo(CALLERS);
             for (int i = 0; i < CALLERS; i++) {
                 assertThat(setup.backend.release(setup.key(i), setup.owner(i), token(acquisitions.get(i)))).isEqualTo(ReleaseResult.RELEASED);
@@ -93,9 +99,10 @@ class CoalescedRoundTripsTest {
                 } catch (java.util.concurrent.ExecutionException e) {
                     assertThat(e.getCause()).isInstanceOf(LockBackendException.class);
                     failed++;
-                    if (i > 0) {
+                    if (i >= ScriptCoalescer.LANES_PER_NODE) {
                         // Queued callers never reached Redis (the connection was refused): nothing of theirs is held.
-                        // Caller 0's script ran before its reply was lost; its key is held until the lease ends.
+                        // The first callers' scripts ran before their replies were lost; their keys are held until the
+                        // lease ends.
                         assertThat(setup.ownerInRedis(i)).as("caller " + i + "'s key after a failed acquire").isNull();
                     }
                 }
@@ -127,7 +134,10 @@ class CoalescedRoundTripsTest {
         Setup(RespProxy proxy, boolean coalesce, String prefix) {
             this.proxy = proxy;
             this.prefix = prefix + System.nanoTime() + ":";
-            this.client = RedisTestSupport.client(proxy.host(), proxy.port(), 5_000);
+            GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+            pool.setMaxTotal(4 * CALLERS);
+            this.client = RedisClient.builder().hostAndPort(proxy.host(), proxy.port())
+                    .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5_000).build()).poolConfig(pool).build();
             this.backend = RedisLockBackend.builder(client).coalesceRoundTrips(coalesce).build();
         }
 
@@ -151,8 +161,8 @@ class CoalescedRoundTripsTest {
         }
 
         /**
-         * Caller 0's script reaches Redis but its reply is held; callers 1..15 start and queue; then
-         * {@code meanwhile} runs and the replies flow again.
+         * The first {@link ScriptCoalescer#LANES_PER_NODE} callers' scripts reach Redis, one per lane, and their
+         * replies are held; the other callers start and queue; then {@code meanwhile} runs and the replies flow again.
          */
         List<Future<AcquireResult>> acquireWhileTheFirstReplyIsHeld(Runnable meanwhile) throws InterruptedException {
             // Load the script once, so that the held call is the acquire itself and not a NOSCRIPT retry.
@@ -164,7 +174,7 @@ class CoalescedRoundTripsTest {
             for (int i = 0; i < CALLERS; i++) {
                 int caller = i;
                 acquisitions.add(callers.submit(() -> {
-                    if (caller > 0) {
+                    if (caller >= ScriptCoalescer.LANES_PER_NODE) {
                         synchronized (queued) {
                             queued.add(Thread.currentThread());
                             queued.notifyAll();
@@ -173,7 +183,12 @@ class CoalescedRoundTripsTest {
                     return backend.tryAcquire(key(caller), owner(caller), LEASE_MILLIS);
                 }));
                 if (i == 0) {
-                    awaitCommandsThroughProxy(commandsBefore + 1);
+                    // Caller 0 reuses the warm-up's pooled connection: its script arriving shows it took a lane.
+                    awaitThroughProxy("caller 0's script", () -> proxy.commandCount() > commandsBefore);
+                } else if (i < ScriptCoalescer.LANES_PER_NODE) {
+                    // Every other lane opens a connection of its own once its caller took it.
+                    int lanesTaken = i + 1;
+                    awaitThroughProxy(lanesTaken + " lanes taken", () -> proxy.openConnections() >= lanesTaken);
                 }
             }
             awaitParked(queued);
@@ -182,10 +197,10 @@ class CoalescedRoundTripsTest {
             return acquisitions;
         }
 
-        private void awaitCommandsThroughProxy(long commands) throws InterruptedException {
+        private static void awaitThroughProxy(String what, java.util.function.BooleanSupplier seen) throws InterruptedException {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (proxy.commandCount() < commands) {
-                assertThat(System.nanoTime()).as("the first caller's script reached the proxy").isLessThan(deadline);
+            while (!seen.getAsBoolean()) {
+                assertThat(System.nanoTime()).as(what).isLessThan(deadline);
                 Thread.sleep(5);
             }
         }
@@ -202,10 +217,10 @@ class CoalescedRoundTripsTest {
                         }
                     }
                 }
-                if (parked == CALLERS - 1) {
+                if (parked == CALLERS - ScriptCoalescer.LANES_PER_NODE) {
                     return;
                 }
-                assertThat(System.nanoTime()).as(parked + " of " + (CALLERS - 1) + " callers queued").isLessThan(deadline);
+                assertThat(System.nanoTime()).as(parked + " callers queued").isLessThan(deadline);
                 Thread.sleep(5);
             }
         }

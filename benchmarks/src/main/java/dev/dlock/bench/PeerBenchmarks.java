@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
  * dlock against Redisson, Spring Integration's RedisLockRegistry, lock4j, ShedLock and a raw Jedis
  * baseline, every library against the same Redis (started here) in the same run. Writes a Markdown
  * report and PNG charts. Arguments: {@code [--quick] [--out-dir DIR] [--scenarios 1,2,3,4,5,6]};
- * {@code --scenarios 12} runs scenarios 1 and 2, everything issue 12's targets are measured on.
+ * {@code --scenarios targets} runs scenarios 1 and 2, everything the speed targets are measured on.
  */
 public final class PeerBenchmarks {
 
@@ -34,8 +34,8 @@ public final class PeerBenchmarks {
             "shedlock-spin");
     /** The hot key's shapes, {JVMs, threads per JVM}: the same 16 threads in one JVM and split over two. */
     private static final int[][] HOT_KEY_SHAPES = {{1, 16}, {2, 8}};
-    /** The scenario id that runs scenarios 1 and 2, which together measure every target of issue 12. */
-    private static final String ISSUE_12 = "12";
+    /** The scenario id that runs scenarios 1 and 2, which together measure every speed target. */
+    private static final String TARGETS = "targets";
     private static final List<String> RENEWING = List.of("dlock", "redisson", "rlr-renewing");
     private static final List<String> HEAP_ONLY = List.of("rlr-spin", "lock4j");
 
@@ -63,7 +63,7 @@ public final class PeerBenchmarks {
                 case "--out-dir" -> outDir = Path.of(args[++i]);
                 case "--scenarios" -> scenarios = Set.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6 (12 = 1 and 2, issue 12's targets)");
+                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6 (targets = 1 and 2, the speed targets)");
             }
         }
         System.setProperty("java.awt.headless", "true");
@@ -86,10 +86,10 @@ public final class PeerBenchmarks {
                 report.add("| `" + id + "` | " + PeerLocks.describe(id) + " |");
             }
             report.add("");
-            if (scenarios.contains("1") || scenarios.contains(ISSUE_12)) {
+            if (scenarios.contains("1") || scenarios.contains(TARGETS)) {
                 uncontended(redis);
             }
-            if (scenarios.contains("2") || scenarios.contains(ISSUE_12)) {
+            if (scenarios.contains("2") || scenarios.contains(TARGETS)) {
                 hotKey(redis);
             }
             if (scenarios.contains("3") || scenarios.contains("4")) {
@@ -105,10 +105,10 @@ public final class PeerBenchmarks {
             report.add("");
             report.add("### Targets");
             report.add("");
-            boolean issue12 = scenarios.contains("1") || scenarios.contains("2") || scenarios.contains(ISSUE_12);
+            boolean speedTargets = scenarios.contains("1") || scenarios.contains("2") || scenarios.contains(TARGETS);
             boolean earlier = scenarios.contains("3") || scenarios.contains("4");
-            report.add((issue12 ? "Scenarios 1 and 2 are checked against issue 12's targets" : "")
-                    + (issue12 && earlier ? ", scenarios 3 and 4 against the earlier ones" : earlier
+            report.add((speedTargets ? "Scenarios 1 and 2 are checked against the speed targets" : "")
+                    + (speedTargets && earlier ? ", scenarios 3 and 4 against the earlier ones" : earlier
                     ? "Scenarios 3 and 4 are checked against their targets" : "")
                     + ". Every figure is from this run.");
             report.add("");
@@ -118,7 +118,7 @@ public final class PeerBenchmarks {
             report.add("");
         }
         String suffix = scenarios.containsAll(Set.of("1", "2", "3", "4")) ? ""
-                : scenarios.equals(Set.of(ISSUE_12)) ? "-issue-12"
+                : scenarios.equals(Set.of(TARGETS)) ? "-targets"
                 : "-" + String.join("-", new java.util.TreeSet<>(scenarios));
         Path file = outDir.resolve("peer-report" + suffix + ".md");
         Files.write(file, report);
@@ -165,11 +165,11 @@ public final class PeerBenchmarks {
         report.add("![uncontended throughput](uncontended-throughput.png)");
         report.add("![uncontended p99](uncontended-p99.png)");
         report.add("");
-        issue12Uncontended(rows, threadCounts);
+        speedTargetsUncontended(rows, threadCounts);
     }
 
-    /** Issue 12's uncontended targets, each dlock ratio the median of per-round ratios to the peer in the same rounds. */
-    private void issue12Uncontended(List<UncontendedPeers.Row> rows, int[] threadCounts) {
+    /** The uncontended speed targets, each dlock ratio the median of per-round ratios to the peer in the same rounds. */
+    private void speedTargetsUncontended(List<UncontendedPeers.Row> rows, int[] threadCounts) {
         for (int threads : threadCounts) {
             String at = String.format(Locale.ROOT, "1, %d thread%s: ", threads, threads == 1 ? "" : "s");
             UncontendedPeers.Row dlock = row(rows, "dlock", threads);
@@ -253,12 +253,12 @@ public final class PeerBenchmarks {
         report.add("![hot key longest same-JVM run](hot-key-longest-run.png)");
         report.add("");
         for (String shape : shapes) {
-            issue12HotKey(rows.stream().filter(row -> row.shape().equals(shape)).toList());
+            speedTargetsHotKey(rows.stream().filter(row -> row.shape().equals(shape)).toList());
         }
     }
 
-    /** Issue 12's hot-key targets for one shape. */
-    private void issue12HotKey(List<HotKeyPeers.Row> rows) {
+    /** The hot-key speed targets for one shape. */
+    private void speedTargetsHotKey(List<HotKeyPeers.Row> rows) {
         HotKeyPeers.Row dlock = find(rows, HotKeyPeers.Row::library, "dlock");
         HotKeyPeers.Row raw = find(rows, HotKeyPeers.Row::library, "raw-jedis");
         HotKeyPeers.Row redisson = find(rows, HotKeyPeers.Row::library, "redisson");
@@ -274,7 +274,7 @@ public final class PeerBenchmarks {
         verdict(at + "dlock overlaps = 0", Long.toString(dlock.overlaps()), dlock.overlaps() == 0);
         if (dlock.jvms() > 1) {
             verdicts.add(String.format(Locale.ROOT, "| %sdlock: the other JVM is not starved by local hand-offs | "
-                            + "JVM shares %s, longest run by one JVM %,d (raw Jedis: %s, %,d) | reported (the issue sets no number) |",
+                            + "JVM shares %s, longest run by one JVM %,d (raw Jedis: %s, %,d) | reported (no number is set) |",
                     at, shares(dlock), dlock.longestJvmRun(), shares(raw), raw.longestJvmRun()));
         }
     }

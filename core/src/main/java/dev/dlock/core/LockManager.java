@@ -725,7 +725,7 @@ public final class LockManager implements AutoCloseable {
      * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link #MAX_LOCAL_HAND_OFFS} times in a row.
      */
     private boolean mayHandOff(Lease lease) {
-        return handOffs && lease.ownsTurn && lease.kind == LockKind.EXCLUSIVE && lease.keepUntilNanos == 0
+        return handOffs && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
                 && lease.handOffStreak < MAX_LOCAL_HAND_OFFS;
     }
 

@@ -704,6 +704,12 @@ public final class LockManager implements AutoCloseable {
                     ? "at release the key was gone or held by another owner"
                     : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
             listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+        } else if (unknownOutcome != null && !lease.surelyLive(System.nanoTime())) {
+            // The store could not be asked, and the lease may have run out meanwhile: the key may be another's by now,
+            // so the holder is told its lease is lost (with the store's error), never only "outcome unknown".
+            lostBecause = "the release could not reach the store, and the " + lease.leaseMillis
+                    + " ms lease may have run out meanwhile";
+            listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
         }
         if (lostBecause != null) {
             LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);

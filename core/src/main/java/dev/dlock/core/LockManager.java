@@ -659,6 +659,9 @@ public final class LockManager implements AutoCloseable {
                 watchedLeases.decrementAndGet();
             }
         }
+        // Whether the holder's section ended inside its lease: a release that then cannot reach the store leaves
+        // only the key's fate unknown, not the section's.
+        boolean liveAtRelease = lease.surelyLive(System.nanoTime());
         KeyGate.SyncWaiter successor = before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
         KeyGate.HandOff handedOver = null;
         ReleaseResult result = null;
@@ -704,11 +707,11 @@ public final class LockManager implements AutoCloseable {
                     ? "at release the key was gone or held by another owner"
                     : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
             listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
-        } else if (unknownOutcome != null && !lease.surelyLive(System.nanoTime())) {
-            // The store could not be asked, and the lease may have run out meanwhile: the key may be another's by now,
-            // so the holder is told its lease is lost (with the store's error), never only "outcome unknown".
-            lostBecause = "the release could not reach the store, and the " + lease.leaseMillis
-                    + " ms lease may have run out meanwhile";
+        } else if (unknownOutcome != null && !liveAtRelease) {
+            // The lease may have run out before the section ended, and the store cannot say whether another took the
+            // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".
+            lostBecause = "the " + lease.leaseMillis + " ms lease may have run out before the release, which could not "
+                    + "reach the store";
             listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
         }
         if (lostBecause != null) {

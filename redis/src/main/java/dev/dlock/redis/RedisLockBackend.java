@@ -89,8 +89,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript RELEASE = LuaScript.load("release.lua");
     private static final LuaScript RENEW = LuaScript.load("renew.lua");
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
-    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua");
     private static final String KIND_PRELUDE = "kind_prelude.lua";
+    private static final LuaScript HAND_OFF = LuaScript.load(KIND_PRELUDE, "handoff.lua");
     private static final LuaScript PERMITS_ACQUIRE = LuaScript.load(KIND_PRELUDE, "permits_acquire.lua");
     private static final LuaScript READ_ACQUIRE = LuaScript.load(KIND_PRELUDE, "read_acquire.lua");
     private static final LuaScript WRITE_ACQUIRE = LuaScript.load(KIND_PRELUDE, "write_acquire.lua");

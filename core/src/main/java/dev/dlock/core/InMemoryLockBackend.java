@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -76,8 +75,17 @@ public final class InMemoryLockBackend implements LockBackend {
     /**
      * The state of one key. {@code owner} is null once released; {@code endsAtNanos} is when the lease
      * runs out, or when the key was released. The key is held while the owner is set and the end is ahead.
+     * {@code othersWaiting}: another owner was refused the key while this owner held it.
      */
-    private record KeyRecord(String owner, long token, long endsAtNanos) {
+    private record KeyRecord(String owner, long token, long endsAtNanos, boolean othersWaiting) {
+
+        KeyRecord(String owner, long token, long endsAtNanos) {
+            this(owner, token, endsAtNanos, false);
+        }
+
+        KeyRecord waitedFor() {
+            return othersWaiting ? this : new KeyRecord(owner, token, endsAtNanos, true);
+        }
 
         boolean heldAt(long now) {
             return owner != null && now - endsAtNanos < 0;
@@ -117,7 +125,7 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = clock.getAsLong();
             if (current != null && current.heldAt(now) && !current.owner.equals(owner)) {
                 result[0] = new AcquireResult.Held(ceilMillis(current.endsAtNanos - now));
-                return current;
+                return current.waitedFor();
             }
             // Free, run out, or already this owner's (a repeated call): the owner holds it now, with a new token.
             long token = lastToken.incrementAndGet();
@@ -156,18 +164,20 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /** Keeps the key taken by {@code owner}, with a new token and, when {@code leaseMillis} is positive, a new lease. */
     @Override
-    public OptionalLong handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, long leaseMillis) {
         Objects.requireNonNull(owner, "owner");
-        long[] token = {-1};
+        HandOffResult[] result = {HandOffResult.NOT_HELD};
         records.computeIfPresent(key, (k, current) -> {
             long now = clock.getAsLong();
             if (!current.heldBy(owner, now)) {
                 return current;
             }
-            token[0] = lastToken.incrementAndGet();
-            return new KeyRecord(owner, token[0], leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos);
+            long token = lastToken.incrementAndGet();
+            result[0] = new HandOffResult.Passed(token, current.othersWaiting);
+            return new KeyRecord(owner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
+                    current.othersWaiting);
         });
-        return token[0] < 0 ? OptionalLong.empty() : OptionalLong.of(token[0]);
+        return result[0];
     }
 
     /** True: exclusive leases pass to the next local holder in one step. */
@@ -268,7 +278,7 @@ public final class InMemoryLockBackend implements LockBackend {
             long askAgain = waiterTimeoutNanos / 3;
             result[0] = new AcquireResult.Held(ceilMillis(free ? askAgain : Math.min(askAgain, current.endsAtNanos - now)),
                     queue.ahead(owner));
-            return current;
+            return free ? current : current.waitedFor();
         });
         return result[0];
     }
@@ -351,7 +361,7 @@ public final class InMemoryLockBackend implements LockBackend {
                     return current;
                 }
                 result[0] = RenewalResult.RENEWED;
-                return new KeyRecord(current.owner, current.token, now + leaseNanos);
+                return new KeyRecord(current.owner, current.token, now + leaseNanos, current.othersWaiting);
             });
             results.add(result[0]);
         }

@@ -37,7 +37,7 @@ final class Lease {
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
     volatile Watchdog.Slot slot;
-    /** How many times in a row the key passed to this lease from a local holder without being freed in the store. */
+    /** How many times in a row the key passed to this lease from a local holder while another owner waited for it. */
     int handOffStreak;
     /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
     boolean renewing;

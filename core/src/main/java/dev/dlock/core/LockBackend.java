@@ -3,7 +3,6 @@ package dev.dlock.core;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -121,11 +120,12 @@ public interface LockBackend extends AutoCloseable {
      * Optional capability: passes {@code owner}'s exclusive lease on {@code key} to the next holder in this JVM
      * in one call, instead of a release and an acquisition: the key stays taken by {@code owner} (the engine
      * keeps local holders apart), and a fresh fencing token is issued as for an acquisition. When
-     * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Returns the
-     * new token, or empty when {@code owner} no longer holds the key (nothing changed). Only called when
-     * {@link #supportsHandOff()}; a failure throws {@link LockBackendException} with the outcome unknown.
+     * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Answers with the
+     * token and whether another owner asked for the key meanwhile, or {@link HandOffResult#NOT_HELD} when
+     * {@code owner} no longer holds it. Only called when {@link #supportsHandOff()}; a failure throws
+     * {@link LockBackendException} with the outcome unknown.
      */
-    default OptionalLong handOff(String key, String owner, long leaseMillis) {
+    default HandOffResult handOff(String key, String owner, long leaseMillis) {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
     }
 

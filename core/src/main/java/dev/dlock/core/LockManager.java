@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,7 +57,7 @@ public final class LockManager implements AutoCloseable {
     private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /**
      * The most times in a row a key passes from one holder to the next in this JVM without being freed in the
-     * store; then it is released, so that waiters in other JVMs get their chance.
+     * store while another owner waits for it; then it is released, so that waiters in other JVMs get their chance.
      */
     static final int MAX_LOCAL_HAND_OFFS = 8;
 
@@ -731,7 +730,8 @@ public final class LockManager implements AutoCloseable {
 
     /**
      * Whether a release of {@code lease} may pass the key straight to a local waiter: an exclusive lease holding
-     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link #MAX_LOCAL_HAND_OFFS} times in a row.
+     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link #MAX_LOCAL_HAND_OFFS} times in a
+     * row while another owner waits for the key.
      */
     private boolean mayHandOff(Lease lease) {
         return handOffs && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
@@ -741,19 +741,21 @@ public final class LockManager implements AutoCloseable {
     /**
      * Passes the key to {@code successor} in the store: a new fencing token, the same store owner. A watchdog
      * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
-     * otherwise the successor's lease is set. {@link KeyGate.HandOff#NOT_HELD} when the lease was lost; null
-     * when the call failed.
+     * otherwise the successor's lease is set. The streak counts only hand-offs made while another owner waits: with
+     * nobody else asking, passing the key on keeps no one out. {@link KeyGate.HandOff#NOT_HELD} when the lease was
+     * lost; null when the call failed.
      */
     private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.SyncWaiter successor) {
         boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
         long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
         long sentAt = System.nanoTime();
         try {
-            OptionalLong token = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
-            if (token.isEmpty()) {
+            HandOffResult result = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
+            if (!(result instanceof HandOffResult.Passed passed)) {
                 return KeyGate.HandOff.NOT_HELD;
             }
-            return new KeyGate.HandOff(lease.owner, token.getAsLong(), keepExpiry ? confirmedAt : sentAt, lease.handOffStreak + 1);
+            int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
+            return new KeyGate.HandOff(lease.owner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
         } catch (LockBackendException e) {
             log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}", lease.key, e.toString());
             return null;
@@ -906,8 +908,9 @@ public final class LockManager implements AutoCloseable {
         /**
          * Whether a released exclusive lease passes straight to the next thread of this JVM waiting for the key,
          * when the store supports it (default true): one store call with a fresh fencing token instead of a
-         * release and an acquisition. At most {@value LockManager#MAX_LOCAL_HAND_OFFS} hand-offs in a row, then the
-         * key is freed in the store so that other JVMs get their chance.
+         * release and an acquisition. Once another owner (another JVM, or a fair waiter) has asked for the key, at most
+         * {@value LockManager#MAX_LOCAL_HAND_OFFS} more hand-offs in a row, then the key is freed in the store so
+         * that it gets its chance.
          */
         public Builder localHandOff(boolean handOff) {
             this.localHandOff = handOff;

@@ -19,12 +19,12 @@ import org.junit.jupiter.api.Test;
  * A released exclusive lease passes straight to the next thread of the same JVM waiting for the key: one
  * store call, a fresh fencing token, the same store owner. What users rely on must still hold: one holder at
  * a time, tokens increasing in the order of the sections, a lost lease reported to its holder and never
- * passed on, the next holder's own lease, and other JVMs getting the key after a bounded streak.
+ * passed on, the next holder's own lease, and other JVMs getting the key after a bounded streak once they ask.
  */
 class LocalHandOffTest {
 
     @Test
-    void threadsOfOneJvmPassTheKeyOnWithIncreasingTokensOneAtATimeAndFreeItAfterABoundedStreak() throws Exception {
+    void threadsOfOneJvmPassTheKeyOnWithIncreasingTokensOneAtATime() throws Exception {
         TappedBackend store = new TappedBackend(new InMemoryLockBackend());
         store.handOffs = true;
         AtomicInteger inside = new AtomicInteger();
@@ -61,9 +61,70 @@ class LocalHandOffTest {
         }
         long handOffs = store.passes.stream().filter("handOff"::equals).count();
         assertThat(handOffs).as("hand-offs among 8 threads contending for one key").isPositive();
-        assertThat(longestRun(store.passes, "handOff")).as("hand-offs in a row without freeing the key")
-                .isLessThanOrEqualTo(LockManager.MAX_LOCAL_HAND_OFFS);
         assertThat(store.acquires.get() + handOffs).as("store acquisitions + hand-offs").isGreaterThanOrEqualTo(1_600);
+    }
+
+    @Test
+    void withNobodyElseAskingTheKeyPassesOnForAsLongAsLocalThreadsQueue() throws Exception {
+        TappedBackend store = new TappedBackend(new InMemoryLockBackend());
+        store.handOffs = true;
+        try (LockManager locks = LockManager.builder(store).build()) {
+            passAmongQueuedThreads(locks, store, 11);
+        }
+        assertThat(store.passes).as("each release of a lease with a queued successor")
+                .containsExactlyElementsOf(repeat("handOff", 11, "release"));
+    }
+
+    @Test
+    void onceAnotherJvmAsksTheKeyIsFreedForItAfterABoundedStreak() throws Exception {
+        InMemoryLockBackend shared = new InMemoryLockBackend();
+        TappedBackend store = new TappedBackend(shared);
+        store.handOffs = true;
+        try (LockManager locks = LockManager.builder(store).build(); LockManager otherJvm = LockManager.builder(shared).build()) {
+            passAmongQueuedThreads(locks, store, 11, () -> assertThat(otherJvm.tryAcquire("hot")).isEmpty());
+        }
+        List<String> expected = new ArrayList<>(repeat("handOff", LockManager.MAX_LOCAL_HAND_OFFS, "release"));
+        // Freed once: the next holder took it from the store, where nobody else asks any more.
+        expected.addAll(repeat("handOff", 11 - LockManager.MAX_LOCAL_HAND_OFFS - 1, "release"));
+        assertThat(store.passes).as("the releases after the other JVM was refused").containsExactlyElementsOf(expected);
+    }
+
+    private static void passAmongQueuedThreads(LockManager locks, TappedBackend store, int successors) throws Exception {
+        passAmongQueuedThreads(locks, store, successors, () -> { });
+    }
+
+    /**
+     * Holds the key while {@code successors} threads queue for it, runs {@code whileHeld}, then lets each holder
+     * release at once: every release but the last finds a queued successor.
+     */
+    private static void passAmongQueuedThreads(LockManager locks, TappedBackend store, int successors, Runnable whileHeld)
+            throws Exception {
+        LockHandle first = locks.acquire("hot", Duration.ofSeconds(5));
+        ExecutorService threads = Executors.newFixedThreadPool(successors);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < successors; t++) {
+            done.add(threads.submit(() -> {
+                locks.acquire("hot", Duration.ofSeconds(30)).close();
+                return null;
+            }));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (threadsWaitingForTheTurn() < successors) {
+            assertThat(System.nanoTime()).as(successors + " threads queued for the key").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+        whileHeld.run();
+        first.close();
+        for (Future<?> future : done) {
+            future.get(30, TimeUnit.SECONDS);
+        }
+        threads.shutdown();
+    }
+
+    private static List<String> repeat(String event, int times, String last) {
+        List<String> events = new ArrayList<>(java.util.Collections.nCopies(times, event));
+        events.add(last);
+        return events;
     }
 
     @Test
@@ -150,23 +211,19 @@ class LocalHandOffTest {
     }
 
     private static boolean someThreadWaitsForTheTurn() {
+        return threadsWaitingForTheTurn() > 0;
+    }
+
+    private static int threadsWaitingForTheTurn() {
+        int waiting = 0;
         for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
             for (StackTraceElement frame : stack) {
                 if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals("enter")) {
-                    return true;
+                    waiting++;
+                    break;
                 }
             }
         }
-        return false;
-    }
-
-    private static int longestRun(List<String> events, String kind) {
-        int longest = 0;
-        int run = 0;
-        for (String event : events) {
-            run = event.equals(kind) ? run + 1 : 0;
-            longest = Math.max(longest, run);
-        }
-        return longest;
+        return waiting;
     }
 }

@@ -131,7 +131,7 @@ final class TappedBackend implements LockBackend {
     }
 
     @Override
-    public java.util.OptionalLong handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, long leaseMillis) {
         passes.add("handOff");
         return store.handOff(key, owner, leaseMillis);
     }

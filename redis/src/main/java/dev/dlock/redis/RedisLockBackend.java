@@ -11,13 +11,13 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.dlock.core.AcquireResult;
+import dev.dlock.core.HandOffResult;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -304,10 +304,11 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /**
      * Keeps {@code key} taken by {@code owner} for its next holder in this JVM and issues a new fencing token, in
      * one script: the owner check, the lease ({@code leaseMillis}, or the key's expiry as it is for 0) and the
-     * token by the rule of the acquire script. Empty when {@code owner} no longer holds the key.
+     * token by the rule of the acquire script. Whether others wait is the mark a refused acquisition leaves on the
+     * key's value; {@link HandOffResult#NOT_HELD} when {@code owner} no longer holds the key.
      */
     @Override
-    public OptionalLong handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, long leaseMillis) {
         requireOwner(owner);
         if (leaseMillis < 0) {
             throw new IllegalArgumentException("leaseMillis must not be negative, got " + leaseMillis);
@@ -319,8 +320,10 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         } catch (JedisException e) {
             throw failure("handOff", key, e);
         }
-        long token = toLong(reply);
-        return token < 0 ? OptionalLong.empty() : OptionalLong.of(token);
+        if (!(reply instanceof List<?> passed)) {
+            return HandOffResult.NOT_HELD;
+        }
+        return new HandOffResult.Passed(toLong(passed.get(0)), toLong(passed.get(1)) == 1);
     }
 
     /** True: an exclusive lease passes to the next local holder with one script. */
@@ -535,7 +538,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         Object reply = kind.shared()
                 ? runScript(SHARED_RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
                 : runScript(RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
-                        List.of(owner, releasePublish, Long.toString(fencingToken)));
+                        List.of(owner, releasePublish, Long.toString(fencingToken),
+                                kind.mode() == LockKind.Mode.WRITE ? "always" : "marked"));
         long code = toLong(reply);
         return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
     }

@@ -2,6 +2,9 @@
 -- KEYS[1] lock key, KEYS[2] fencing counter (same hash tag)
 -- ARGV[1] owner token, ARGV[2] lease in ms, ARGV[3] counter TTL in ms
 -- Returns {1, token} when the owner holds the key now, {0, PTTL} when another owner holds it.
+-- A refused attempt marks the holder's value (owner .. '+waited'): only a marked release publishes a notice, and
+-- a marked hand-off tells the holder's JVM that others wait. No wake-up is lost: a waiter subscribes before it
+-- asks again, and the mark is set in the same script that refuses it, so every release after that publishes.
 
 -- Every token is max(counter + 1, server time in microseconds), written back. The clock term keeps
 -- tokens increasing where the counter alone cannot: a counter that expired, or a promoted replica
@@ -24,9 +27,14 @@ end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, nextToken()}
 end
+local current = redis.call('GET', KEYS[1])
+local marked = ARGV[1] .. '+waited'
 -- Already ours: a client retry after a lost reply runs this script twice for one acquisition.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if current == ARGV[1] or current == marked then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {1, nextToken()}
+end
+if current and string.sub(current, -7) ~= '+waited' then
+  redis.call('SET', KEYS[1], current .. '+waited', 'KEEPTTL')
 end
 return {0, redis.call('PTTL', KEYS[1])}

@@ -16,8 +16,9 @@ for i = 1, #dead do
 end
 
 local holder = redis.call('GET', KEYS[1])
--- Already ours: a client retry after a lost reply runs this twice for one acquisition.
-if holder == ARGV[1] then
+-- Already ours (the value may carry a waiter's mark, see acquire.lua): a client retry after a lost reply runs
+-- this twice for one acquisition.
+if holder == ARGV[1] or holder == ARGV[1] .. '+waited' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
@@ -50,6 +51,10 @@ redis.call('PEXPIRE', KEYS[2], int(3 * timeout))
 redis.call('PEXPIRE', KEYS[3], int(3 * timeout))
 local wait = math.max(1, math.floor(timeout / 3))
 if holder then
+  -- Marked, so that the holder's release publishes the notice this waiter waits for.
+  if string.sub(holder, -7) ~= '+waited' then
+    redis.call('SET', KEYS[1], holder .. '+waited', 'KEEPTTL')
+  end
   local holderTtl = redis.call('PTTL', KEYS[1])
   if holderTtl > 0 and holderTtl < wait then
     wait = holderTtl

@@ -52,6 +52,7 @@ class ClassicPubSubOnRedis6ClusterTest {
                 try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
                     assertThat(subscription.awaitActive(BOUND)).isTrue();
                     backend.tryAcquire(key, "a", 10_000);
+                    RedisTestSupport.askAsAnotherOwner(backend, key);
                     backend.release(key, "a", 0);
                     assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
                             .as("notice for %s", master.uri()).isTrue();

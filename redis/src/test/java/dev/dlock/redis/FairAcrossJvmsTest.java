@@ -52,9 +52,10 @@ class FairAcrossJvmsTest {
              RedisLockBackend backend = RedisLockBackend.builder(client).build();
              LockManager locks = LockManager.builder(backend).build();
              Jedis admin = redis.admin()) {
-            // A holder that dies: its fixed lease runs out with no release notice, so every waiter asks again at the
-            // same moment (when the lease ends) and only the store's queue decides who is next.
-            locks.acquire(LockRequest.builder(key).kind(LockKind.FAIR).leaseTime(Duration.ofSeconds(3)).waitTime(Duration.ZERO).build());
+            // A holder that dies: its lease runs out with no release notice, so every waiter asks again at the same
+            // moment (when the lease ends) and only the store's queue decides who is next. The lease is ended by hand
+            // once all three JVMs queued: a JVM slow to start under load must not find the key free.
+            locks.acquire(LockRequest.builder(key).kind(LockKind.FAIR).leaseTime(Duration.ofSeconds(120)).waitTime(Duration.ZERO).build());
             for (int jvm = 0; jvm < 3; jvm++) {
                 children.add(new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
                         FairWaiter.class.getName(), redis.uri(), key, dir.resolve("jvm-" + jvm).toString())
@@ -63,6 +64,7 @@ class FairAcrossJvmsTest {
                 long queued = jvm + 1;
                 awaitTrue(Duration.ofSeconds(60), () -> admin.zcard(queue) >= queued);
             }
+            assertThat(admin.pexpire(new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX).lockKey(key), 1)).as("the holder's lease ended").isEqualTo(1);
             for (Process child : children) {
                 assertThat(child.waitFor(60, TimeUnit.SECONDS)).as("child finished").isTrue();
                 assertThat(child.exitValue()).as("child exit").isZero();

@@ -109,6 +109,7 @@ class RedisClusterBackendTest {
                     .subscribe("order-9", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire("order-9", "a", 10_000);
+                RedisTestSupport.askAsAnotherOwner(backend, "order-9");
                 backend.release("order-9", "a", 0);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }

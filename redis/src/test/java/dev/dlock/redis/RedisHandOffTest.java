@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.AcquireResult;
+import dev.dlock.core.HandOffResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.ReleaseResult;
@@ -51,19 +51,18 @@ class RedisHandOffTest {
             long first = ((AcquireResult.Acquired) backend.tryAcquire("passed", "jvm-a", 60_000)).fencingToken();
             admin.pexpire(keys.lockKey("passed"), 40_000);
 
-            OptionalLong kept = backend.handOff("passed", "jvm-a", 0);
-            assertThat(kept).isPresent();
-            assertThat(kept.getAsLong()).isGreaterThan(first);
+            long kept = passedToken(backend.handOff("passed", "jvm-a", 0));
+            assertThat(kept).isGreaterThan(first);
             assertThat(admin.get(keys.lockKey("passed"))).isEqualTo("jvm-a");
             assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry kept").isBetween(1L, 40_000L);
-            assertThat(admin.get(keys.counterKey("passed"))).isEqualTo(Long.toString(kept.getAsLong()));
+            assertThat(admin.get(keys.counterKey("passed"))).isEqualTo(Long.toString(kept));
 
-            OptionalLong set = backend.handOff("passed", "jvm-a", 90_000);
-            assertThat(set.getAsLong()).isGreaterThan(kept.getAsLong());
+            long set = passedToken(backend.handOff("passed", "jvm-a", 90_000));
+            assertThat(set).isGreaterThan(kept);
             assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry set").isBetween(60_001L, 90_000L);
 
             // The next holder's release is the owner's release with its own token.
-            assertThat(backend.release("passed", "jvm-a", set.getAsLong())).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release("passed", "jvm-a", set)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
@@ -72,8 +71,8 @@ class RedisHandOffTest {
         try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = server.admin()) {
             long token = ((AcquireResult.Acquired) backend.tryAcquire("theirs", "jvm-b", 60_000)).fencingToken();
-            assertThat(backend.handOff("theirs", "jvm-a", 0)).isEmpty();
-            assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEmpty();
+            assertThat(backend.handOff("theirs", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
+            assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
             assertThat(admin.get(keys.lockKey("theirs"))).isEqualTo("jvm-b");
             assertThat(admin.get(keys.counterKey("theirs"))).as("no token issued").isEqualTo(Long.toString(token));
             assertThat(admin.exists(keys.lockKey("never-taken"))).isFalse();
@@ -115,11 +114,17 @@ class RedisHandOffTest {
         for (int i = 1; i < tokens.size(); i++) {
             assertThat(tokens.get(i)).as("token of section " + i).isGreaterThan(tokens.get(i - 1));
         }
-        // A release + acquisition costs 8 commands; a hand-off 4. Most of the 800 sections here are hand-offs.
+        // A release + acquisition costs 7 commands; a hand-off 4. With no other JVM asking, the key passes on for as
+        // long as threads queue, so nearly every one of the 800 sections is a hand-off.
         double perSection = (double) (server.totalCommandCalls() - commandsBefore) / tokens.size();
-        assertThat(perSection).as("Redis commands per section").isLessThan(8.0);
+        assertThat(perSection).as("Redis commands per section").isLessThan(4.5);
         try (Jedis admin = server.admin()) {
             assertThat(admin.exists(keys.lockKey("hot"))).as("the key is free at the end").isFalse();
         }
+    }
+
+    private static long passedToken(HandOffResult result) {
+        assertThat(result).isInstanceOf(HandOffResult.Passed.class);
+        return ((HandOffResult.Passed) result).fencingToken();
     }
 }

@@ -72,7 +72,8 @@ class RedisLockBackendTest {
         assertThat(second).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 30_000L));
         try (Jedis admin = server.admin()) {
-            assertThat(admin.get(keys.lockKey("order-1"))).isEqualTo("owner-a");
+            // Still owner-a's; the refused attempt marked it, so that owner-a's release will tell waiters.
+            assertThat(admin.get(keys.lockKey("order-1"))).isEqualTo("owner-a+waited");
             assertThat(admin.pttl(keys.lockKey("order-1"))).isBetween(1L, 30_000L);
         }
     }

@@ -55,6 +55,7 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.isActive()).isTrue();
 
             backend.tryAcquire("order-1", "a", 10_000);
+            RedisTestSupport.askAsAnotherOwner(backend, "order-1");
             backend.release("order-1", "a", 0);
 
             assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -70,8 +71,10 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
             assertThat(otherSubscription.awaitActive(BOUND)).isTrue();
             backend.tryAcquire("mine", "a", 10_000);
+            RedisTestSupport.askAsAnotherOwner(backend, "mine");
             backend.release("mine", "not-the-owner", 0);
             backend.tryAcquire("other", "a", 10_000);
+            RedisTestSupport.askAsAnotherOwner(backend, "other");
             backend.release("other", "a", 0);
 
             // Messages on one connection arrive in order: once "other" is seen, "mine" would have been seen too.
@@ -92,6 +95,7 @@ class RedisReleaseNoticesTest {
             assertThat(second.awaitActive(BOUND)).isTrue();
 
             backend.tryAcquire("shared", "a", 10_000);
+            RedisTestSupport.askAsAnotherOwner(backend, "shared");
             backend.release("shared", "a", 0);
 
             assertThat(both.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -100,6 +104,7 @@ class RedisReleaseNoticesTest {
             try (Subscription third = notices.subscribe("shared", again::countDown)) {
                 assertThat(third.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire("shared", "b", 10_000);
+                RedisTestSupport.askAsAnotherOwner(backend, "shared");
                 backend.release("shared", "b", 0);
                 assertThat(again.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }
@@ -175,6 +180,7 @@ class RedisReleaseNoticesTest {
             assertThat(calls).hasValue(2);
 
             RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire("order-3", "a", 10_000));
+            RedisTestSupport.askAsAnotherOwner(backend, "order-3");
             RedisTestSupport.retrying(BOUND, () -> backend.release("order-3", "a", 0));
 
             assertThat(releasedAfterRestart.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))

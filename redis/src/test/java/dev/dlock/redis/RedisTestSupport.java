@@ -42,6 +42,15 @@ final class RedisTestSupport {
                 .build();
     }
 
+    /**
+     * Another owner asks for {@code key}, held now, and is refused: that marks the key as waited for, so its
+     * release publishes a notice (an uncontended release publishes none).
+     */
+    static void askAsAnotherOwner(LockBackend store, String key) {
+        assertThat(store.tryAcquire(key, "another-owner", 10_000)).as("another owner's attempt on held key '%s'", key)
+                .isInstanceOf(AcquireResult.Held.class);
+    }
+
     /** The first key {@code prefix + i} whose lock key lives on {@code master}. */
     static String keyOwnedBy(RedisClusterSetup cluster, RedisServerProcess master, String prefix) {
         RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);

@@ -1,0 +1,163 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.HandOffResult;
+import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
+import dev.dlock.core.ReleaseNotices.Subscription;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalResult;
+import dev.dlock.testkit.redis.RedisServerProcess;
+
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+
+/**
+ * Release notices only when someone waits: a refused attempt marks the holder's value, only a marked release
+ * publishes, and the mark survives renewals and hand-offs. What users rely on: an uncontended pair costs no
+ * notice, and a waiter in another JVM is never left waiting for the holder's lease after a release.
+ */
+class RedisWaiterMarkTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(10);
+    private static RedisServerProcess server;
+    private final RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServerProcess.start();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        server.close();
+    }
+
+    @Test
+    void anUncontendedAcquireAndReleaseRunSevenCommandsAndPublishNothing() throws Exception {
+        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+            backend.release("quiet", "a", acquiredToken(backend.tryAcquire("quiet", "a", 10_000)));
+            AtomicInteger notices = new AtomicInteger();
+            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("quiet", notices::incrementAndGet)) {
+                assertThat(subscription.awaitActive(BOUND)).isTrue();
+                Map<String, Long> before = server.commandCalls();
+                long totalBefore = server.totalCommandCalls();
+
+                long token = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
+                assertThat(backend.release("quiet", "a", token)).isEqualTo(ReleaseResult.RELEASED);
+
+                Map<String, Long> after = server.commandCalls();
+                // Acquire: EVALSHA, SET NX, TIME, SET ... GET. Release: EVALSHA, GET, DEL.
+                assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(7);
+                assertThat(after.getOrDefault("publish", 0L)).isEqualTo(before.getOrDefault("publish", 0L));
+                assertThat(after.getOrDefault("spublish", 0L)).isEqualTo(before.getOrDefault("spublish", 0L));
+                // A marked release on the same channel publishes; notices arrive in order on one connection.
+                CountDownLatch marked = new CountDownLatch(1);
+                try (Subscription later = backend.releaseNotices().orElseThrow().subscribe("quiet", marked::countDown)) {
+                    assertThat(later.awaitActive(BOUND)).isTrue();
+                    long next = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
+                    assertThat(backend.tryAcquire("quiet", "waiter", 10_000)).isInstanceOf(AcquireResult.Held.class);
+                    assertThat(backend.release("quiet", "a", next)).isEqualTo(ReleaseResult.RELEASED);
+                    assertThat(marked.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                }
+                assertThat(notices).as("notices: only the marked release's").hasValue(1);
+            }
+        }
+    }
+
+    @Test
+    void theMarkOfARefusedAttemptSurvivesRenewalsAndHandOffsAndItsReleasePublishes() throws Exception {
+        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = server.admin()) {
+            long token = acquiredToken(backend.tryAcquire("marked", "holder", 10_000));
+            HandOffResult unmarked = backend.handOff("marked", "holder", 0);
+            assertThat(unmarked).isInstanceOf(HandOffResult.Passed.class);
+            assertThat(((HandOffResult.Passed) unmarked).othersWaiting()).as("nobody else asked yet").isFalse();
+
+            AcquireResult refused = backend.tryAcquire("marked", "waiter", 10_000);
+            assertThat(refused).isInstanceOf(AcquireResult.Held.class);
+            assertThat(((AcquireResult.Held) refused).remainingTtlMillis()).isBetween(1L, 10_000L);
+            assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
+            assertThat(backend.tryAcquire("marked", "waiter", 10_000)).as("asked again").isInstanceOf(AcquireResult.Held.class);
+            assertThat(admin.get(keys.lockKey("marked"))).as("marked once").isEqualTo("holder+waited");
+
+            assertThat(backend.renew(List.of(new LeaseRenewal("marked", "holder", 30_000)))).containsExactly(RenewalResult.RENEWED);
+            assertThat(admin.pttl(keys.lockKey("marked"))).isBetween(10_001L, 30_000L);
+            assertThat(backend.tryAcquire("marked", "holder", 30_000)).as("the owner's repeated acquisition")
+                    .isInstanceOf(AcquireResult.Acquired.class);
+            HandOffResult passed = backend.handOff("marked", "holder", 0);
+            assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
+            assertThat(((HandOffResult.Passed) passed).othersWaiting()).as("the waiter's mark, seen by the hand-off").isTrue();
+            assertThat(((HandOffResult.Passed) passed).fencingToken()).isGreaterThan(token);
+            assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
+            assertThat(backend.release("marked", "waiter", 0)).as("not the waiter's to release").isEqualTo(ReleaseResult.NOT_OWNER);
+
+            CountDownLatch released = new CountDownLatch(1);
+            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("marked", released::countDown)) {
+                assertThat(subscription.awaitActive(BOUND)).isTrue();
+                long last = ((HandOffResult.Passed) passed).fencingToken();
+                assertThat(backend.release("marked", "holder", last)).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the marked release's notice").isTrue();
+                assertThat(backend.release("marked", "holder", last)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
+            }
+            assertThat(admin.exists(keys.lockKey("marked"))).isFalse();
+        }
+    }
+
+    @Test
+    void aWaiterInAnotherJvmIsWokenByTheReleaseNotTheHoldersLease() throws Exception {
+        // The holder's lease (60 s) outlasts the waiter's wait (20 s): only a release notice can let the waiter in.
+        LockRequest longLease = LockRequest.builder("contended").leaseTime(Duration.ofSeconds(60))
+                .waitTime(Duration.ofSeconds(20)).build();
+        ExecutorService otherJvmThread = Executors.newSingleThreadExecutor();
+        try (RedisClient holderClient = RedisTestSupport.client(server);
+             RedisLockBackend holderStore = RedisLockBackend.builder(holderClient).build();
+             LockManager holderJvm = LockManager.builder(holderStore).build();
+             RedisClient waiterClient = RedisTestSupport.client(server);
+             RedisLockBackend waiterStore = RedisLockBackend.builder(waiterClient).build();
+             LockManager waiterJvm = LockManager.builder(waiterStore).build();
+             Jedis admin = server.admin()) {
+            for (int round = 0; round < 5; round++) {
+                LockHandle held = holderJvm.acquire(longLease);
+                Future<Long> waiter = otherJvmThread.submit(() -> {
+                    try (LockHandle lock = waiterJvm.acquire(longLease)) {
+                        return lock.fencingToken();
+                    }
+                });
+                long deadline = System.nanoTime() + BOUND.toNanos();
+                while (!admin.get(keys.lockKey("contended")).endsWith("+waited")) {
+                    assertThat(System.nanoTime()).as("the waiter was refused").isLessThan(deadline);
+                    Thread.sleep(2);
+                }
+                long holderToken = held.fencingToken();
+                held.close();
+                assertThat(waiter.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("round " + round).isGreaterThan(holderToken);
+            }
+        } finally {
+            otherJvmThread.shutdownNow();
+        }
+    }
+
+    private static long acquiredToken(AcquireResult result) {
+        assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) result).fencingToken();
+    }
+}

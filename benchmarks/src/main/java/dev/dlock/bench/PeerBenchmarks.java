@@ -267,7 +267,7 @@ public final class PeerBenchmarks {
         verdict(at + "dlock ≥ 1.2× raw Jedis's hand-offs/s", handOffs(dlock, raw, toRaw), toRaw >= 1.2);
         double toRedisson = dlock.handOffsPerSecond() / redisson.handOffsPerSecond();
         verdict(at + "dlock ≥ 2.5× Redisson's hand-offs/s", handOffs(dlock, redisson, toRedisson), toRedisson >= 2.5);
-        verdict(at + "dlock ≤ 4 Redis commands per hand-off", String.format(Locale.ROOT, "%.1f", dlock.commandsPerHandOff()),
+        verdict(at + "dlock ≤ 4 Redis commands per hand-off", String.format(Locale.ROOT, "%.2f", dlock.commandsPerHandOff()),
                 dlock.commandsPerHandOff() <= 4);
         verdict(at + "dlock fewest / most acquisitions per thread ≥ 0.5", String.format(Locale.ROOT, "%d / %d: %.2f",
                 dlock.minPerThread(), dlock.maxPerThread(), dlock.fairness()), dlock.fairness() >= 0.5);

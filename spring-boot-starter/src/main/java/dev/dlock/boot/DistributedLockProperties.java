@@ -50,7 +50,8 @@ public class DistributedLockProperties {
     /**
      * Whether a released lock passes straight to the next thread of this instance waiting for the same key, when
      * the store supports it (Redis, in-memory): one store call with a fresh fencing token instead of a release
-     * and an acquisition; at most 8 in a row, then the key is freed so that other instances get their chance.
+     * and an acquisition; once another instance has asked for the key, at most 8 more in a row, then the key is
+     * freed so that it gets its chance.
      */
     private boolean localHandOff = true;
 

@@ -125,6 +125,8 @@ class DistributedLockAutoConfigurationTest {
                         LockHandle watched = locks.acquire("health-stalled", Duration.ZERO);
                         awaitCondition("a first renewal", () -> locks.watchdogRenewCallCount() > 0);
                         own.suspend();
+                        // Every command the store ran, it ran before this moment.
+                        long suspendedAt = System.nanoTime();
                         try {
                             // Not health() in the loop: before the stall shows, its PING would wait out the socket timeout.
                             awaitCondition("the renewal call to stall", () -> locks.watchdogStalledCalls() == 1);
@@ -132,6 +134,11 @@ class DistributedLockAutoConfigurationTest {
                             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
                             assertThat(health.getDetails()).containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 1);
                             awaitCondition("the lease to read as not held while the store is stalled", () -> !watched.isHeld());
+                            // The engine's estimate runs from a renewal's send time, the store's expiry from when it ran
+                            // (before the suspension): resumed earlier, the store may still hold the key, and the next
+                            // renewal would rightly keep it. So stay suspended until the store's own expiry has passed.
+                            awaitCondition("the key's lease to have run out in the store", () ->
+                                    System.nanoTime() - suspendedAt > Duration.ofMillis(300 + 50).toNanos());
                             assertThat(own.isSuspended()).isTrue();
                         } finally {
                             own.resume();

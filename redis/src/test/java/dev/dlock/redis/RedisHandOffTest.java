@@ -11,16 +11,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.core.AcquireResult;
 import dev.dlock.core.HandOffResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.ReleaseResult;
-import dev.dlock.testkit.redis.RedisServerProcess;
+import dev.dlock.testkit.redis.RedisServerExtension;
 
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
@@ -31,23 +30,14 @@ import redis.clients.jedis.RedisClient;
  */
 class RedisHandOffTest {
 
-    private static RedisServerProcess server;
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
     private final RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
-
-    @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
-    }
 
     @Test
     void theOwnerPassesItsKeyOnWithAHigherTokenAndTheExpiryKeptOrSet() {
-        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             Jedis admin = server.admin()) {
+        try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = redis.server().admin()) {
             long first = ((AcquireResult.Acquired) backend.tryAcquire("passed", "jvm-a", 60_000)).fencingToken();
             admin.pexpire(keys.lockKey("passed"), 40_000);
 
@@ -68,8 +58,8 @@ class RedisHandOffTest {
 
     @Test
     void anotherOwnerOrAFreeKeyPassesNothingAndChangesNothing() {
-        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             Jedis admin = server.admin()) {
+        try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = redis.server().admin()) {
             long token = ((AcquireResult.Acquired) backend.tryAcquire("theirs", "jvm-b", 60_000)).fencingToken();
             assertThat(backend.handOff("theirs", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
             assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
@@ -84,8 +74,8 @@ class RedisHandOffTest {
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
         List<Long> tokens = new ArrayList<>();
-        long commandsBefore = server.totalCommandCalls();
-        try (RedisClient client = RedisTestSupport.client(server.host(), server.port(), 5_000);
+        long commandsBefore = redis.server().totalCommandCalls();
+        try (RedisClient client = RedisTestSupport.client(redis.server().host(), redis.server().port(), 5_000);
              RedisLockBackend backend = RedisLockBackend.builder(client).build();
              LockManager locks = LockManager.builder(backend).build()) {
             ExecutorService threads = Executors.newFixedThreadPool(8);
@@ -116,9 +106,9 @@ class RedisHandOffTest {
         }
         // A release + acquisition costs 7 commands; a hand-off 4. With no other JVM asking, the key passes on for as
         // long as threads queue, so nearly every one of the 800 sections is a hand-off.
-        double perSection = (double) (server.totalCommandCalls() - commandsBefore) / tokens.size();
+        double perSection = (double) (redis.server().totalCommandCalls() - commandsBefore) / tokens.size();
         assertThat(perSection).as("Redis commands per section").isLessThan(4.5);
-        try (Jedis admin = server.admin()) {
+        try (Jedis admin = redis.server().admin()) {
             assertThat(admin.exists(keys.lockKey("hot"))).as("the key is free at the end").isFalse();
         }
     }

@@ -12,9 +12,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.core.AcquireResult;
 import dev.dlock.core.HandOffResult;
@@ -25,7 +24,7 @@ import dev.dlock.core.LockRequest;
 import dev.dlock.core.ReleaseNotices.Subscription;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.core.RenewalResult;
-import dev.dlock.testkit.redis.RedisServerProcess;
+import dev.dlock.testkit.redis.RedisServerExtension;
 
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
@@ -38,35 +37,26 @@ import redis.clients.jedis.RedisClient;
 class RedisWaiterMarkTest {
 
     private static final Duration BOUND = Duration.ofSeconds(10);
-    private static RedisServerProcess server;
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
     private final RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
-
-    @BeforeAll
-    static void startRedis() {
-        server = RedisServerProcess.start();
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        server.close();
-    }
 
     @Test
     void anUncontendedAcquireAndReleaseRunSevenCommandsAndPublishNothing() throws Exception {
-        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+        try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             backend.release("quiet", "a", acquiredToken(backend.tryAcquire("quiet", "a", 10_000)));
             AtomicInteger notices = new AtomicInteger();
             try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("quiet", notices::incrementAndGet)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
-                Map<String, Long> before = server.commandCalls();
-                long totalBefore = server.totalCommandCalls();
+                Map<String, Long> before = redis.server().commandCalls();
+                long totalBefore = redis.server().totalCommandCalls();
 
                 long token = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
                 assertThat(backend.release("quiet", "a", token)).isEqualTo(ReleaseResult.RELEASED);
 
-                Map<String, Long> after = server.commandCalls();
+                Map<String, Long> after = redis.server().commandCalls();
                 // Acquire: EVALSHA, SET NX, TIME, SET ... GET. Release: EVALSHA, GET, DEL.
-                assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(7);
+                assertThat(redis.server().totalCommandCalls() - totalBefore).isEqualTo(7);
                 assertThat(after.getOrDefault("publish", 0L)).isEqualTo(before.getOrDefault("publish", 0L));
                 assertThat(after.getOrDefault("spublish", 0L)).isEqualTo(before.getOrDefault("spublish", 0L));
                 // A marked release on the same channel publishes; notices arrive in order on one connection.
@@ -85,8 +75,8 @@ class RedisWaiterMarkTest {
 
     @Test
     void theMarkOfARefusedAttemptSurvivesRenewalsAndHandOffsAndItsReleasePublishes() throws Exception {
-        try (RedisClient client = RedisTestSupport.client(server); RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             Jedis admin = server.admin()) {
+        try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             Jedis admin = redis.server().admin()) {
             long token = acquiredToken(backend.tryAcquire("marked", "holder", 10_000));
             HandOffResult unmarked = backend.handOff("marked", "holder", 0);
             assertThat(unmarked).isInstanceOf(HandOffResult.Passed.class);
@@ -128,13 +118,13 @@ class RedisWaiterMarkTest {
         LockRequest longLease = LockRequest.builder("contended").leaseTime(Duration.ofSeconds(60))
                 .waitTime(Duration.ofSeconds(20)).build();
         ExecutorService otherJvmThread = Executors.newSingleThreadExecutor();
-        try (RedisClient holderClient = RedisTestSupport.client(server);
+        try (RedisClient holderClient = RedisTestSupport.client(redis.server());
              RedisLockBackend holderStore = RedisLockBackend.builder(holderClient).build();
              LockManager holderJvm = LockManager.builder(holderStore).build();
-             RedisClient waiterClient = RedisTestSupport.client(server);
+             RedisClient waiterClient = RedisTestSupport.client(redis.server());
              RedisLockBackend waiterStore = RedisLockBackend.builder(waiterClient).build();
              LockManager waiterJvm = LockManager.builder(waiterStore).build();
-             Jedis admin = server.admin()) {
+             Jedis admin = redis.server().admin()) {
             for (int round = 0; round < 5; round++) {
                 LockHandle held = holderJvm.acquire(longLease);
                 Future<Long> waiter = otherJvmThread.submit(() -> {

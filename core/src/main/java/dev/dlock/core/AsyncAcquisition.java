@@ -190,6 +190,10 @@ final class AsyncAcquisition {
     }
 
     private void taken(Lease lease) {
+        // The lock belongs to the caller's flow, not to the pool thread that happened to take it: another flow that
+        // later runs on this thread must wait for the key like anyone else. This thread is busy until here, so no
+        // other flow saw the binding.
+        lease.ownerThread = null;
         gate.stopWaking();
         runtime.untrack(this);
         manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Per-key state inside one {@link LockManager} (one gate per key and {@link LockKind#family() family}):
@@ -52,9 +53,17 @@ final class KeyGate {
         static final HandOff NOT_HELD = new HandOff(null, -1, 0, 0);
     }
 
-    /** How a wait for the turn ended: refused and why, or the turn (with the key already handed over, or not). */
-    record Turn(LockNotAcquiredException.Reason refusal, HandOff handOff) {
-        static final Turn OURS = new Turn(null, null);
+    /**
+     * How a wait for the turn ended: the turn (with the key already handed over in the store, or not), or a refusal
+     * and why. A refused waiter that a releasing holder had reserved is granted the turn all the same ({@code owned}),
+     * perhaps with the key: it must give both back ({@link #giveBack}).
+     */
+    record Turn(LockNotAcquiredException.Reason refusal, HandOff handOff, boolean owned) {
+        static final Turn OURS = new Turn(null, null, true);
+
+        static Turn refused(LockNotAcquiredException.Reason reason) {
+            return new Turn(reason, null, false);
+        }
     }
 
     /** A thread waiting for the turn, with the lease it will ask for, so that a releasing holder can pass it the key. */
@@ -76,12 +85,11 @@ final class KeyGate {
 
     /**
      * Waits for this JVM's turn on the key, in arrival order; {@link Turn#OURS} when it is ours, a turn with a
-     * {@link HandOff} when the releasing holder passed the key on in the store, otherwise the refusal.
-     * {@code abortIf} (may be null) is checked every {@code abortCheckNanos} without losing the place.
-     * The turn is not owned by a thread: whoever releases the lease gives it back with {@link #leave()}.
+     * {@link HandOff} when the releasing holder passed the key on in the store, otherwise the refusal (interrupted:
+     * the flag is kept). {@code abortIf} (may be null, must not throw) is checked every {@code abortCheckNanos}
+     * without losing the place. The turn is not owned by a thread: whoever releases the lease gives it back with {@link #leave()}.
      */
-    Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched)
-            throws InterruptedException {
+    Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched) {
         turnLock.lock();
         try {
             if (!taken && waiting.isEmpty()) {
@@ -90,41 +98,51 @@ final class KeyGate {
             }
             SyncWaiter me = new SyncWaiter(turnLock.newCondition(), leaseMillis, watched);
             waiting.addLast(me);
-            boolean granted = false;
+            LockNotAcquiredException.Reason refusal = null;
             try {
-                while (true) {
-                    if (me.granted) {
-                        granted = true;
-                        return me.handOff == null ? Turn.OURS : new Turn(null, me.handOff);
-                    }
-                    if (me.reserved) {
-                        awaitHandOver(me);
-                        continue;
+                while (refusal == null) {
+                    if (me.granted || me.reserved) {
+                        break;
                     }
                     if (!taken && waiting.peekFirst() == me) {
                         waiting.removeFirst();
                         taken = true;
-                        granted = true;
                         return Turn.OURS;
                     }
                     if (abortIf != null && abortRequested(abortIf)) {
-                        return new Turn(LockNotAcquiredException.Reason.ABORTED, null);
+                        refusal = LockNotAcquiredException.Reason.ABORTED;
+                    } else if (deadlineNanos - System.nanoTime() <= 0) {
+                        refusal = LockNotAcquiredException.Reason.TIMEOUT;
+                    } else {
+                        long remaining = deadlineNanos - System.nanoTime();
+                        me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
                     }
-                    long remaining = deadlineNanos - System.nanoTime();
-                    if (remaining <= 0) {
-                        return new Turn(LockNotAcquiredException.Reason.TIMEOUT, null);
-                    }
-                    me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
                 }
-            } finally {
-                if (!granted) {
-                    waiting.remove(me);
-                    signalNext();
-                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                refusal = LockNotAcquiredException.Reason.INTERRUPTED;
             }
+            return settle(me, refusal);
         } finally {
             turnLock.unlock();
         }
+    }
+
+    /**
+     * Ends a wait: a waiter that a releasing holder reserved waits for that holder's single store call and takes the
+     * turn it is given (also when refused meanwhile, so that nothing handed over is dropped); any other gives its
+     * place back and wakes the next.
+     */
+    private Turn settle(SyncWaiter me, LockNotAcquiredException.Reason refusal) {
+        if (me.reserved) {
+            awaitHandOver(me);
+        }
+        if (me.granted) {
+            return new Turn(refusal, me.handOff, true);
+        }
+        waiting.remove(me);
+        signalNext();
+        return Turn.refused(refusal);
     }
 
     /**
@@ -171,6 +189,20 @@ final class KeyGate {
             successor.wakeUp.signal();
         } finally {
             turnLock.unlock();
+        }
+    }
+
+    /**
+     * Gives back a turn granted to a waiter that left before it could use it: the key handed over with it (if any) is
+     * released in the store through {@code release}, then the turn passes to the next waiter.
+     */
+    void giveBack(Turn turn, Consumer<HandOff> release) {
+        try {
+            if (turn.handOff() != null) {
+                release.accept(turn.handOff());
+            }
+        } finally {
+            leave();
         }
     }
 

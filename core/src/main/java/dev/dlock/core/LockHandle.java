@@ -41,7 +41,7 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Binds the lock to the calling thread, so that it re-enters the lock by asking for the key again:
      * the counterpart of {@link #detachFromThread()}, for work that continues on another thread than the
-     * one that acquired (an asynchronous acquisition completes on a dlock thread). A re-entrant
+     * one that acquired (an asynchronous acquisition completes bound to no thread). A re-entrant
      * acquisition stays with its outer holder's thread.
      */
     LockHandle attachToCurrentThread();

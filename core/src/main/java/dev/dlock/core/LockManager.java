@@ -154,8 +154,8 @@ public final class LockManager implements AutoCloseable {
     /**
      * Acquires the lock {@code request} describes without blocking the calling thread: store calls run
      * on dlock's own threads, and the wait is driven by release notices and timers. The future completes
-     * with the handle on a dlock thread, to which the lock is bound for re-entry (see
-     * {@link LockHandle#attachToCurrentThread()}); or fails with {@link LockNotAcquiredException},
+     * with the handle on a dlock thread, bound to no thread: no thread re-enters it by asking for the key again
+     * until one binds it with {@link LockHandle#attachToCurrentThread()}; or fails with {@link LockNotAcquiredException},
      * {@link LockBackendException} or {@link LockLostException}. Cancelling it while it waits gives
      * up the attempt; a lock taken after the cancellation is released at once. A thread that holds
      * the key already re-enters, and the future is complete on return.
@@ -407,7 +407,7 @@ public final class LockManager implements AutoCloseable {
         boolean hasTurn = request.kind().mode() != LockKind.Mode.FAIR;
         KeyGate.HandOff handedOver = null;
         if (hasTurn) {
-            KeyGate.Turn turn = passGate(gate, request, deadline, leaseMillisOf(request));
+            KeyGate.Turn turn = passGate(gate, request, key, deadline, leaseMillisOf(request));
             if (turn.refusal() != null) {
                 return new Refused(turn.refusal());
             }
@@ -446,15 +446,30 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Waits for this JVM's turn on the key, keeping its arrival place: the turn, perhaps with the key handed over, or why not. */
-    private static KeyGate.Turn passGate(KeyGate gate, LockRequest request, long deadline, long leaseMillis) {
-        try {
-            return gate.enter(deadline, request.abortIf(), request.abortCheckInterval().toNanos(), leaseMillis,
-                    request.leaseTime() == null);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new KeyGate.Turn(LockNotAcquiredException.Reason.INTERRUPTED, null);
+    /**
+     * Waits for this JVM's turn on the key, keeping its arrival place: the turn, perhaps with the key handed over, or
+     * why not. A turn granted to a waiter that left meanwhile is given back here, with the key it brought.
+     */
+    private KeyGate.Turn passGate(KeyGate gate, LockRequest request, String key, long deadline, long leaseMillis) {
+        BooleanSupplier abortIf = request.abortIf();
+        RuntimeException[] abortFailed = new RuntimeException[1];
+        BooleanSupplier checkedAbort = abortIf == null ? null : () -> {
+            try {
+                return abortIf.getAsBoolean();
+            } catch (RuntimeException e) {
+                abortFailed[0] = e;
+                return true;
+            }
+        };
+        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis,
+                request.leaseTime() == null);
+        if (turn.refusal() != null && turn.owned()) {
+            gate.giveBack(turn, handedOver -> releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken()));
         }
+        if (abortFailed[0] != null) {
+            throw abortFailed[0];
+        }
+        return turn;
     }
 
     /** The lease a request holds: the watchdog's, or its own fixed lease. */

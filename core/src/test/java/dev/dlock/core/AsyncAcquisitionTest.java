@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
@@ -150,5 +152,40 @@ class AsyncAcquisitionTest extends EngineTestSupport {
                 .hasMessageContaining("closed");
         holder.close();
         assertThat(manager().tryAcquire(key)).isPresent();
+    }
+
+    @Test
+    void anAsynchronousHandleIsBoundToNoThreadSoAnUnrelatedFlowOnTheSamePoolThreadWaits() throws Exception {
+        TappedBackend backend = tapped();
+        AtomicReference<Thread> firstStoreCall = new AtomicReference<>();
+        backend.afterAcquire(result -> firstStoreCall.compareAndSet(null, Thread.currentThread()));
+        LockManager locks = manager(backend, b -> { });
+        LockHandle first = locks.acquireAsync(request(key, Duration.ZERO)).get(5, TimeUnit.SECONDS);
+        Thread poolThread = firstStoreCall.get();
+        assertThat(poolThread.getName()).as("the thread that completed the first flow").startsWith("dlock-async-");
+
+        // Unrelated flows on other keys, until one of them runs on the thread that completed the first.
+        AtomicReference<Boolean> reentered = new AtomicReference<>();
+        for (int flow = 0; flow < 1_000 && reentered.get() == null; flow++) {
+            locks.acquireAsync(request(key + ":other-" + flow, Duration.ZERO)).thenApply(other -> {
+                if (Thread.currentThread() == poolThread) {
+                    Optional<LockHandle> taken = locks.tryAcquire(key);
+                    reentered.set(taken.isPresent());
+                    taken.ifPresent(LockHandle::close);
+                }
+                return other;
+            }).get(5, TimeUnit.SECONDS).close();
+        }
+        assertThat(reentered.get()).as("an unrelated flow ran on the first flow's pool thread").isNotNull();
+        assertThat(reentered.get()).as("that flow took the first flow's lock as its own").isFalse();
+        assertThat(first.isHeld()).isTrue();
+
+        // A caller that wants re-entry binds the lock to its thread itself.
+        first.attachToCurrentThread();
+        try (LockHandle inner = locks.tryAcquire(key).orElseThrow()) {
+            assertThat(inner.fencingToken()).as("the attached thread re-enters").isEqualTo(first.fencingToken());
+        }
+        first.close();
+        assertThat(manager().tryAcquire(key)).as("free after the last release").isPresent();
     }
 }

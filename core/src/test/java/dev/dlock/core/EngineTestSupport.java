@@ -99,6 +99,31 @@ abstract class EngineTestSupport {
         taken.get().close();
     }
 
+    /** How many threads wait for a key's local turn now (inside {@code KeyGate.enter}), in every manager of this JVM. */
+    static int threadsWaitingForTheTurn() {
+        int waiting = 0;
+        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+            if (isIn(stack, "enter")) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
+    /** Whether {@code thread} is inside the gate's method {@code method} now. */
+    static boolean isInGate(Thread thread, String method) {
+        return isIn(thread.getStackTrace(), method);
+    }
+
+    private static boolean isIn(StackTraceElement[] stack, String method) {
+        for (StackTraceElement frame : stack) {
+            if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The lease behind a handle (the engine's own record, shared by re-entrant handles). */
     static Lease leaseOf(LockHandle handle) {
         try {

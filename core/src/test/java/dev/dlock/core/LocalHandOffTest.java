@@ -109,7 +109,7 @@ class LocalHandOffTest {
             }));
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (threadsWaitingForTheTurn() < successors) {
+        while (EngineTestSupport.threadsWaitingForTheTurn() < successors) {
             assertThat(System.nanoTime()).as(successors + " threads queued for the key").isLessThan(deadline);
             Thread.sleep(5);
         }
@@ -211,19 +211,6 @@ class LocalHandOffTest {
     }
 
     private static boolean someThreadWaitsForTheTurn() {
-        return threadsWaitingForTheTurn() > 0;
-    }
-
-    private static int threadsWaitingForTheTurn() {
-        int waiting = 0;
-        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
-            for (StackTraceElement frame : stack) {
-                if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals("enter")) {
-                    waiting++;
-                    break;
-                }
-            }
-        }
-        return waiting;
+        return EngineTestSupport.threadsWaitingForTheTurn() > 0;
     }
 }

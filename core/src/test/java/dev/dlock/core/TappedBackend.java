@@ -40,6 +40,7 @@ final class TappedBackend implements LockBackend {
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
     private volatile Function<String, StoreNode> renewalGroups;
     private volatile Consumer<AcquireResult> afterAcquire = result -> { };
+    private volatile Runnable beforeHandOff = () -> { };
 
     TappedBackend(LockBackend store) {
         this.store = store;
@@ -48,6 +49,11 @@ final class TappedBackend implements LockBackend {
     /** Runs {@code hook} after the store answered an acquire and before the engine sees it: a slow reply when it sleeps. */
     void afterAcquire(Consumer<AcquireResult> hook) {
         this.afterAcquire = hook;
+    }
+
+    /** Runs {@code hook} on the releasing thread before each hand-off goes to the store: a slow hand-off when it blocks. */
+    void beforeHandOff(Runnable hook) {
+        this.beforeHandOff = hook;
     }
 
     /** Runs {@code hook} on the renewing thread before each batch goes to the store; it may block or throw. */
@@ -133,6 +139,7 @@ final class TappedBackend implements LockBackend {
     @Override
     public HandOffResult handOff(String key, String owner, long leaseMillis) {
         passes.add("handOff");
+        beforeHandOff.run();
         return store.handOff(key, owner, leaseMillis);
     }
 

@@ -1,0 +1,131 @@
+package dev.dlock.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A releasing holder reserves the first local waiter and passes it the key in one store call. A waiter that leaves
+ * meanwhile (interrupted, or its abort condition turned true) must still settle the reservation: whatever was
+ * handed over is given back in the store, and the turn goes on to the next local waiter. Before, the key stayed
+ * taken in the store by no handle and the JVM's other waiters never got their turn.
+ */
+class HandOffToALeavingWaiterTest extends EngineTestSupport {
+
+    private final CountDownLatch handOffStarted = new CountDownLatch(1);
+    private final CountDownLatch handOffMayProceed = new CountDownLatch(1);
+
+    /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
+    private TappedBackend slowHandOffs() {
+        TappedBackend backend = tapped();
+        backend.handOffs = true;
+        backend.beforeHandOff(() -> {
+            handOffStarted.countDown();
+            awaitUninterruptibly(handOffMayProceed);
+        });
+        return backend;
+    }
+
+    @Test
+    void aSuccessorInterruptedDuringTheHandOffGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
+        LockManager locks = manager(slowHandOffs(), b -> { });
+        LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));
+        CompletableFuture<Object> first = new CompletableFuture<>();
+        Thread firstWaiter = start("first-waiter", () -> lockOnce(locks, LockRequest.builder(key)
+                .waitTime(Duration.ofSeconds(30)).build(), first));
+        await("the first waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 1);
+        CompletableFuture<Object> second = new CompletableFuture<>();
+        start("second-waiter", () -> lockOnce(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(10)).build(), second));
+        await("the second waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 2);
+
+        Thread releasing = start("releasing-holder", holder::close);
+        assertThat(handOffStarted.await(10, TimeUnit.SECONDS)).as("the release started a hand-off").isTrue();
+        firstWaiter.interrupt();
+        await("the interrupted waiter to leave, or to wait for the hand-over", Duration.ofSeconds(10),
+                () -> first.isDone() || isInGate(firstWaiter, "awaitHandOver"));
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        assertThat(first.get(10, TimeUnit.SECONDS)).as("the interrupted waiter's outcome")
+                .isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED);
+        assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    @Test
+    void aSuccessorWhoseAbortConditionTurnsTrueWhileReservedGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
+        LockManager locks = manager(slowHandOffs(), b -> { });
+        LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));
+        AtomicBoolean abortArmed = new AtomicBoolean();
+        CountDownLatch checkingAbort = new CountDownLatch(1);
+        // Once armed, the check answers "abort" only after the releasing holder reserved this waiter.
+        BooleanSupplier abortIf = () -> {
+            if (!abortArmed.get()) {
+                return false;
+            }
+            checkingAbort.countDown();
+            awaitUninterruptibly(handOffStarted);
+            return true;
+        };
+        CompletableFuture<Object> first = new CompletableFuture<>();
+        Thread firstWaiter = start("first-waiter", () -> lockOnce(locks, LockRequest.builder(key)
+                .waitTime(Duration.ofSeconds(30)).abortIf(abortIf).abortCheckInterval(Duration.ofMillis(10)).build(), first));
+        await("the first waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 1);
+        CompletableFuture<Object> second = new CompletableFuture<>();
+        start("second-waiter", () -> lockOnce(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(10)).build(), second));
+        await("the second waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 2);
+
+        abortArmed.set(true);
+        assertThat(checkingAbort.await(10, TimeUnit.SECONDS)).as("the first waiter checks its abort condition").isTrue();
+        Thread releasing = start("releasing-holder", holder::close);
+        assertThat(handOffStarted.await(10, TimeUnit.SECONDS)).as("the release started a hand-off").isTrue();
+        await("the aborting waiter to leave, or to wait for the hand-over", Duration.ofSeconds(10),
+                () -> first.isDone() || isInGate(firstWaiter, "awaitHandOver"));
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        assertThat(first.get(10, TimeUnit.SECONDS)).as("the aborting waiter's outcome")
+                .isEqualTo(LockNotAcquiredException.Reason.ABORTED);
+        assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    /** Takes and releases the lock once; completes, once released, with the fencing token or the reason it was not acquired. */
+    private static void lockOnce(LockManager locks, LockRequest request, CompletableFuture<Object> outcome) {
+        try {
+            long token;
+            try (LockHandle lock = locks.acquire(request)) {
+                token = lock.fencingToken();
+            }
+            outcome.complete(token);
+        } catch (LockNotAcquiredException e) {
+            outcome.complete(e.reason());
+        } catch (RuntimeException | Error e) {
+            outcome.completeExceptionally(e);
+        }
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (!latch.await(30, TimeUnit.SECONDS)) {
+                    throw new AssertionError("the test never released the latch");
+                }
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -121,6 +121,7 @@ final class AsyncAcquisition {
                 return;
             }
             noticed = false;
+            manager.expectGrant(owner);
             long sentAt = System.nanoTime();
             AcquireResult answer = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
             if (answer instanceof AcquireResult.Acquired acquired) {

@@ -80,6 +80,13 @@ public final class LockManager implements AutoCloseable {
     private volatile AsyncRuntime asyncRuntime;
     private final Object asyncRuntimeLock = new Object();
     private final ConcurrentHashMap<GateKey, KeyGate> gates = new ConcurrentHashMap<>();
+    /**
+     * On a session-keeping store, the owners whose acquisition is under way, with the loss the store reported for
+     * one of them before its grant was recorded as a lease ({@link #NO_LOSS} while none): the store may report a grant
+     * lost (its session ended) before the acquiring thread records it, and the report must not be dropped.
+     */
+    private final ConcurrentHashMap<String, String> acquiringOwners = new ConcurrentHashMap<>();
+    private static final String NO_LOSS = "";
     private final AtomicInteger watchedLeases = new AtomicInteger();
     private volatile boolean closed;
 
@@ -439,6 +446,9 @@ public final class LockManager implements AutoCloseable {
 
     /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
     void withdrawQuietly(LockKind kind, String key, String owner) {
+        if (sessionKept) {
+            acquiringOwners.remove(owner);
+        }
         try {
             backend.withdraw(kind, key, owner);
         } catch (RuntimeException e) {
@@ -496,6 +506,7 @@ public final class LockManager implements AutoCloseable {
                 }
                 signals.ifPresent(Semaphore::drainPermits);
                 long noticesSeen = fair ? gate.noticeCount() : 0;
+                expectGrant(owner);
                 long sentAt = System.nanoTime();
                 AcquireResult result = backend.tryAcquire(kind, key, owner, storeLeaseMillis(watched, leaseMillis));
                 if (result instanceof AcquireResult.Acquired acquired) {
@@ -580,6 +591,13 @@ public final class LockManager implements AutoCloseable {
             }
         } else {
             gate.holder = lease;
+        }
+        if (sessionKept) {
+            // After the lease is published: a loss reported from now on finds it; one reported before is here.
+            String reported = acquiringOwners.remove(owner);
+            if (reported != null && !reported.equals(NO_LOSS)) {
+                leaseLost(lease, reported);
+            }
         }
         if (watched) {
             watchedLeases.incrementAndGet();
@@ -844,8 +862,24 @@ public final class LockManager implements AutoCloseable {
         listener.onLeaseLost(lease.lockName, lease.key, reason);
     }
 
-    /** A session-keeping store reports a lease gone; the report counts only while that owner still holds the key here. */
+    /**
+     * Marks {@code owner} as acquiring, before each store attempt, on a session-keeping store: a loss the store reports
+     * before the grant is recorded is kept for {@link #held} (the store may call back before the attempt returns).
+     */
+    void expectGrant(String owner) {
+        if (sessionKept) {
+            acquiringOwners.putIfAbsent(owner, NO_LOSS);
+        }
+    }
+
+    /**
+     * A session-keeping store reports a lease gone; the report counts only while that owner holds the key here, or
+     * is acquiring it (then {@link #held} applies it once the grant is recorded).
+     */
     private void storeReportedLoss(String key, String owner, String reason) {
+        // Kept before the holder is looked at, while held() publishes the lease before it looks here: whichever
+        // comes second sees the other.
+        acquiringOwners.replace(owner, NO_LOSS, reason);
         KeyGate gate = gates.get(new GateKey(LockKind.EXCLUSIVE.family(), key));
         Lease lease = gate == null ? null : gate.holder;
         if (lease != null && lease.owner.equals(owner)) {

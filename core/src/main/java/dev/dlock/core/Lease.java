@@ -143,6 +143,33 @@ final class Lease {
         return true;
     }
 
+    /** Records that the renewal in flight was answered or given up, and wakes a release waiting for it; see {@link #renewing}. */
+    synchronized void renewalAnswered() {
+        renewing = false;
+        notifyAll();
+    }
+
+    /**
+     * Waits up to {@code nanos} until no renewal of this lease is in flight, so that a write sent afterwards reaches
+     * the store after it; false when one still is. An interrupt ends the wait early and is kept.
+     */
+    synchronized boolean awaitRenewalAnswer(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (renewing) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return !renewing;
+            }
+        }
+        return true;
+    }
+
     @Override
     public String toString() {
         String of = kind == LockKind.EXCLUSIVE ? "" : " (" + kind + ")";

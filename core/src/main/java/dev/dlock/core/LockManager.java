@@ -801,6 +801,11 @@ public final class LockManager implements AutoCloseable {
      * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
      */
     private ReleaseResult releaseInStore(Lease lease) {
+        if (lease.keepUntilNanos != 0 && lease.watched && lease.keepUntilNanos - System.nanoTime() > 0
+                && !lease.awaitRenewalAnswer(TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis))) {
+            // A full-lease renewal reaching the store after the shortening below would keep the key a whole lease.
+            log.warn("dlock: a renewal of {} is still unanswered at its release; the key may stay taken up to one lease", lease);
+        }
         long start = System.nanoTime();
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         LockBackendException first = null;

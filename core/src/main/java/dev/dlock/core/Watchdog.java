@@ -306,7 +306,7 @@ final class Watchdog {
 
     private void lost(Lease lease, String reason) {
         synchronized (lease) {
-            lease.renewing = false;
+            lease.renewalAnswered();
             cancel(lease);
         }
         manager.leaseLost(lease, reason);
@@ -316,7 +316,7 @@ final class Watchdog {
         long now = System.nanoTime();
         boolean expired;
         synchronized (lease) {
-            lease.renewing = false;
+            lease.renewalAnswered();
             expired = !lease.surelyLive(now);
             if (!expired && lease.recordedState() == LockState.HELD) {
                 long retryAt = now + Math.min(MAX_RETRY_NANOS, lease.renewalIntervalNanos() / 3);
@@ -332,7 +332,7 @@ final class Watchdog {
 
     private boolean rescheduleRenewed(Lease lease, long sentAt) {
         synchronized (lease) {
-            lease.renewing = false;
+            lease.renewalAnswered();
             if (!lease.renewed(sentAt)) {
                 cancel(lease);
                 return false;

@@ -112,12 +112,21 @@ abstract class EngineTestSupport {
 
     /** Whether {@code thread} is inside the gate's method {@code method} now. */
     static boolean isInGate(Thread thread, String method) {
-        return isIn(thread.getStackTrace(), method);
+        return isIn(thread.getStackTrace(), KeyGate.class, method);
+    }
+
+    /** Whether {@code thread} is inside {@code type}'s method {@code method} now. */
+    static boolean isIn(Thread thread, Class<?> type, String method) {
+        return isIn(thread.getStackTrace(), type, method);
     }
 
     private static boolean isIn(StackTraceElement[] stack, String method) {
+        return isIn(stack, KeyGate.class, method);
+    }
+
+    private static boolean isIn(StackTraceElement[] stack, Class<?> type, String method) {
         for (StackTraceElement frame : stack) {
-            if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals(method)) {
+            if (frame.getClassName().equals(type.getName()) && frame.getMethodName().equals(method)) {
                 return true;
             }
         }

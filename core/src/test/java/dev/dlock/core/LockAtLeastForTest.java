@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +47,44 @@ class LockAtLeastForTest extends EngineTestSupport {
         long keptUntil = kept.sentAtNanos() + Duration.ofMillis(kept.renewal().leaseMillis()).toNanos();
         assertThat(keptUntil - before).as("ns the key stays taken after the acquisition began")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(400).toNanos());
+    }
+
+    /**
+     * The watchdog sent a full-lease renewal just before the release; the release's shortening must not be overtaken
+     * by it in the store, or the key stays taken for a whole lease after lockAtLeastFor.
+     */
+    @Test
+    void aRenewalInFlightAtTheReleaseCannotKeepTheKeyForAWholeLease() throws Exception {
+        TappedBackend tapped = tapped();
+        CountDownLatch renewalSent = new CountDownLatch(1);
+        CountDownLatch renewalMayArrive = new CountDownLatch(1);
+        tapped.beforeRenew(batch -> {
+            if (batch.get(0).leaseMillis() == 600 && renewalSent.getCount() > 0) {
+                renewalSent.countDown();
+                try {
+                    renewalMayArrive.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        LockManager node = manager(tapped, b -> b.leaseTime(Duration.ofMillis(600)));
+        long acquiredAt = System.nanoTime();
+        LockHandle job = node.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).lockAtLeastFor(Duration.ofMillis(500)).build());
+        assertThat(renewalSent.await(10, TimeUnit.SECONDS)).as("the watchdog sent a renewal").isTrue();
+
+        Thread releasing = start("releasing-job", job::close);
+        await("the release to end, or to wait for the renewal's answer", Duration.ofSeconds(10),
+                () -> !releasing.isAlive() || isIn(releasing, Lease.class, "awaitRenewalAnswer"));
+        renewalMayArrive.countDown();
+        releasing.join(10_000);
+        assertThat(releasing.isAlive()).isFalse();
+
+        long keepLeftMillis = 500 - Duration.ofNanos(System.nanoTime() - acquiredAt).toMillis();
+        AcquireResult seen = manager().backend().tryAcquire(key, "another-owner", 1_000);
+        assertThat(seen).as("the key after the release, before lockAtLeastFor ends").isInstanceOf(AcquireResult.Held.class);
+        assertThat(((AcquireResult.Held) seen).remainingTtlMillis()).as("ms the store keeps the key (lockAtLeastFor leaves "
+                + keepLeftMillis + " ms)").isLessThanOrEqualTo(Math.max(0, keepLeftMillis) + 1);
     }
 
     @Test

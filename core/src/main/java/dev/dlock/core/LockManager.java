@@ -566,9 +566,9 @@ public final class LockManager implements AutoCloseable {
         Lease lease = new Lease(this, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
                 watched && sessionKept, node, hasTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
         lease.handOffStreak = handOffStreak;
-        if (!lease.surelyLive(System.nanoTime())) {
-            log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply); "
-                    + "giving the grant back and asking again", key, leaseMillis);
+        if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
+            log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
+                    + "and no longer holds it for us; asking again", key, leaseMillis);
             releaseQuietly(kind, key, owner, fencingToken);
             return new Expired();
         }
@@ -609,6 +609,22 @@ public final class LockManager implements AutoCloseable {
             }
         }
         return new Taken(lease);
+    }
+
+    /**
+     * A grant whose reply came after the lease could have run out may still be held in the store, whose lease runs
+     * from its own grant: one owner-checked renewal tells, and restarts the lease from its send time. Keeping such a
+     * grant, instead of giving it back, keeps a fair waiter's turn. False when the store no longer holds it for us.
+     */
+    private boolean confirmLateGrant(Lease lease) {
+        long sentAt = System.nanoTime();
+        try {
+            List<RenewalResult> answer = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, lease.leaseMillis, lease.kind)));
+            return answer.get(0) == RenewalResult.RENEWED && lease.renewed(sentAt) && lease.surelyLive(System.nanoTime());
+        } catch (LockBackendException e) {
+            log.debug("dlock could not confirm the late grant of key '{}': {}", lease.key, e.toString());
+            return false;
+        }
     }
 
     private void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {

@@ -2,6 +2,7 @@ package dev.dlock.core;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -78,9 +79,19 @@ final class TappedBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        return tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
+    }
+
+    @Override
+    public Set<LockKind.Mode> supportedModes() {
+        return store.supportedModes();
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
         acquires.incrementAndGet();
         acquiringOwners.add(owner);
-        AcquireResult result = store.tryAcquire(key, owner, leaseMillis);
+        AcquireResult result = store.tryAcquire(kind, key, owner, leaseMillis);
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
         }
@@ -90,9 +101,14 @@ final class TappedBackend implements LockBackend {
 
     @Override
     public ReleaseResult release(String key, String owner, long fencingToken) {
+        return release(LockKind.EXCLUSIVE, key, owner, fencingToken);
+    }
+
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
         releases.incrementAndGet();
         passes.add("release");
-        return aroundRelease.apply(() -> store.release(key, owner, fencingToken));
+        return aroundRelease.apply(() -> store.release(kind, key, owner, fencingToken));
     }
 
     @Override
@@ -132,8 +148,13 @@ final class TappedBackend implements LockBackend {
 
     @Override
     public void withdraw(String key, String owner) {
+        withdraw(LockKind.EXCLUSIVE, key, owner);
+    }
+
+    @Override
+    public void withdraw(LockKind kind, String key, String owner) {
         withdrawals.add(owner);
-        store.withdraw(key, owner);
+        store.withdraw(kind, key, owner);
     }
 
     @Override

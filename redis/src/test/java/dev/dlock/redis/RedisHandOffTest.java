@@ -9,7 +9,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -18,6 +21,8 @@ import dev.dlock.core.AcquireResult;
 import dev.dlock.core.HandOffResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockNotAcquiredException;
+import dev.dlock.core.LockRequest;
 import dev.dlock.core.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerExtension;
 
@@ -110,6 +115,98 @@ class RedisHandOffTest {
         assertThat(perSection).as("Redis commands per section").isLessThan(4.5);
         try (Jedis admin = redis.server().admin()) {
             assertThat(admin.exists(keys.lockKey("hot"))).as("the key is free at the end").isFalse();
+        }
+    }
+
+    /**
+     * The first local waiter's abort condition turns true just as the releasing holder reserves it and passes it the
+     * key in Redis: the waiter leaves, and the key it was handed must not stay taken in Redis by no handle, nor the
+     * JVM's turn with nobody (the next local waiter gets the key, then Redis is free).
+     */
+    @Test
+    void aWaiterThatAbortsWhileTheKeyIsHandedToItGivesItBackAndTheNextLocalWaiterGetsIt() throws Exception {
+        try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             LockManager locks = LockManager.builder(backend).build(); LockManager otherJvm = LockManager.builder(backend).build();
+             Jedis admin = redis.server().admin()) {
+            LockHandle holder = locks.acquire("handed", Duration.ofSeconds(5));
+            Thread releasing = new Thread(holder::close, "releasing-holder");
+            AtomicBoolean abortArmed = new AtomicBoolean();
+            CountDownLatch checkingAbort = new CountDownLatch(1);
+            // Once armed, the condition says "abort" only after the holder's release has reserved this waiter.
+            BooleanSupplier abortIf = () -> {
+                if (!abortArmed.get()) {
+                    return false;
+                }
+                checkingAbort.countDown();
+                awaitTrue("the holder's release to reserve the waiter", () -> releasing.getState() == Thread.State.TERMINATED
+                        || isIn(releasing, "handOffInStore"));
+                return true;
+            };
+            ExecutorService waiters = Executors.newFixedThreadPool(2);
+            Future<Object> first = waiters.submit(() -> lockOnce(locks, LockRequest.builder("handed").waitTime(Duration.ofSeconds(30))
+                    .abortIf(abortIf).abortCheckInterval(Duration.ofMillis(10)).build()));
+            awaitTrue("the first waiter to queue", () -> waitingForTheTurn() == 1);
+            Future<Object> second = waiters.submit(() -> lockOnce(locks, LockRequest.builder("handed").waitTime(Duration.ofSeconds(10)).build()));
+            awaitTrue("the second waiter to queue", () -> waitingForTheTurn() == 2);
+
+            abortArmed.set(true);
+            assertThat(checkingAbort.await(10, TimeUnit.SECONDS)).isTrue();
+            releasing.start();
+            releasing.join(10_000);
+
+            assertThat(first.get(10, TimeUnit.SECONDS)).as("the aborting waiter").isEqualTo(LockNotAcquiredException.Reason.ABORTED);
+            assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+            assertThat(admin.exists(keys.lockKey("handed"))).as("the key is free in Redis at the end").isFalse();
+            otherJvm.acquire("handed", Duration.ZERO).close();
+            waiters.shutdown();
+        }
+    }
+
+    /** Takes and releases the lock once: the fencing token, or the reason it was not acquired. */
+    private static Object lockOnce(LockManager locks, LockRequest request) {
+        try {
+            long token;
+            try (LockHandle lock = locks.acquire(request)) {
+                token = lock.fencingToken();
+            }
+            return token;
+        } catch (LockNotAcquiredException e) {
+            return e.reason();
+        }
+    }
+
+    private static int waitingForTheTurn() {
+        int waiting = 0;
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (isIn(thread, "enter")) {
+                waiting++;
+            }
+        }
+        return waiting;
+    }
+
+    /** Whether {@code thread} is inside a method of that name of the engine (the key's gate or the manager). */
+    private static boolean isIn(Thread thread, String method) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().startsWith("dev.dlock.core.") && frame.getMethodName().equals(method)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void awaitTrue(String what, BooleanSupplier condition) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for " + what, e);
+            }
         }
     }
 

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,6 +33,7 @@ import dev.dlock.testkit.redis.RedisServerExtension;
 
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.SetParams;
 
 /**
  * Release notices only when someone waits: a refused attempt marks the holder's value, only a marked release
@@ -242,6 +244,49 @@ class RedisWaiterMarkTest {
         assertThat(Duration.ofNanos(longestGapNanos.get()))
                 .as("longest time the key sat free between a release and the next acquisition (%d acquisitions)", taken.get())
                 .isLessThan(longestAllowedGap);
+    }
+
+    @Test
+    void aWaiterWhoseMarkWasLostInAFailoverGetsTheKeySoonAfterTheRelease() throws Exception {
+        // The holder's lease (60 s) outlasts the waiter's wait (20 s): a waiter that sleeps until the lease's end fails.
+        LockRequest longLease = LockRequest.builder("mark-lost").leaseTime(Duration.ofSeconds(60))
+                .waitTime(Duration.ofSeconds(20)).build();
+        String lockKey = keys.lockKey("mark-lost");
+        ExecutorService otherJvmThread = Executors.newSingleThreadExecutor();
+        try (RedisClient holderClient = RedisTestSupport.client(redis.server());
+             RedisLockBackend holderStore = RedisLockBackend.builder(holderClient).build();
+             LockManager holderJvm = LockManager.builder(holderStore).build();
+             RedisClient waiterClient = RedisTestSupport.client(redis.server());
+             RedisLockBackend waiterStore = RedisLockBackend.builder(waiterClient).build();
+             LockManager waiterJvm = LockManager.builder(waiterStore).build();
+             Jedis admin = redis.server().admin()) {
+            LockHandle held = holderJvm.acquire(longLease);
+            long scriptsBefore = scriptCalls();
+            Future<Long> waiter = otherJvmThread.submit(() -> {
+                Optional<LockHandle> lock = waiterJvm.tryAcquire(longLease);
+                lock.ifPresent(LockHandle::close);
+                return lock.isPresent() ? System.nanoTime() : 0L;
+            });
+            // Refused, subscribed, refused again: the waiter now sleeps on the notice its mark promises.
+            RedisTestSupport.await("the waiter's two refused attempts", BOUND,
+                    () -> scriptCalls() - scriptsBefore >= 2 && admin.get(lockKey).endsWith("+waited"));
+            String marked = admin.get(lockKey);
+            // What a promoted replica that never received the mark holds: the holder's value without it, same expiry.
+            admin.set(lockKey, marked.substring(0, marked.length() - "+waited".length()), SetParams.setParams().keepTtl());
+
+            long releasedAt = System.nanoTime();
+            held.close();
+            long acquiredAt = waiter.get(BOUND.toMillis() + longLease.waitTime().toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(acquiredAt).as("the waiter got the key within its 20 s wait, the holder's lease being 60 s").isNotZero();
+            assertThat(Duration.ofNanos(acquiredAt - releasedAt)).as("from the unnoticed release to the waiter's acquisition")
+                    .isLessThan(Duration.ofSeconds(5));
+        } finally {
+            otherJvmThread.shutdownNow();
+        }
+    }
+
+    private static long scriptCalls() {
+        return redis.server().commandCalls().getOrDefault("evalsha", 0L);
     }
 
     private static long acquiredToken(AcquireResult result) {

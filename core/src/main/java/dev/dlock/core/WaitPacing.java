@@ -4,12 +4,19 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How long a waiter pauses before it asks the store again: until the holder's lease runs out when
- * release notices will wake it sooner, otherwise a jittered backoff that doubles up to a bound and
- * never outlasts the holder's lease, the wait, or the abort-check interval. One per acquisition.
+ * How long a waiter pauses before it asks the store again: when release notices will wake it sooner,
+ * until the holder's lease runs out but at most {@link #NOTICE_RECHECK_NANOS}; otherwise a jittered
+ * backoff that doubles up to a bound and never outlasts the holder's lease. Never longer than the wait
+ * or the abort-check interval. One per acquisition.
  */
 final class WaitPacing {
 
+    /**
+     * The longest a waiter relies on a release notice alone. A notice can be lost while the subscription looks
+     * healthy: on Redis a failover can lose the mark that makes the holder's release publish (replication is
+     * asynchronous) while the waiter's pub/sub connection survives, so nothing tells it to ask again.
+     */
+    static final long NOTICE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long ONE_MILLI = TimeUnit.MILLISECONDS.toNanos(1);
@@ -23,7 +30,7 @@ final class WaitPacing {
     long nextPauseNanos(boolean noticesActive, long ttlNanos, long remainingNanos, LockRequest request) {
         long pause;
         if (noticesActive && ttlNanos >= 0) {
-            pause = ttlNanos + ONE_MILLI;
+            pause = Math.min(ttlNanos + ONE_MILLI, NOTICE_RECHECK_NANOS);
         } else {
             pause = jitter(backoff);
             backoff = Math.min(MAX_BACKOFF_NANOS, backoff * 2);

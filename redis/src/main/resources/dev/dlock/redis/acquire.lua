@@ -4,7 +4,8 @@
 -- Returns {1, token} when the owner holds the key now, {0, PTTL} when another owner holds it.
 -- A refused attempt marks the holder's value (owner .. '+waited'): only a marked release publishes a notice, and
 -- a marked hand-off tells the holder's JVM that others wait. No wake-up is lost: a waiter subscribes before it
--- asks again, and the mark is set in the same script that refuses it, so every release after that publishes.
+-- asks again, and the mark is set in the same script that refuses it, so every release after that publishes. A mark
+-- a failover lost (replication is asynchronous) is set again by the waiter's next question, at most a second later.
 
 -- Every token is max(counter + 1, server time in microseconds), written back. The clock term keeps
 -- tokens increasing where the counter alone cannot: a counter that expired, or a promoted replica

@@ -4,6 +4,8 @@
 -- ARGV[1] owner token, ARGV[2] lease in ms, ARGV[3] counter TTL in ms, ARGV[4] waiter timeout in ms
 -- Returns {1, token} when the owner holds the lock now, {0, ms, ahead} when it must ask again within that
 -- time to keep its place, with how many waiters are queued before it.
+-- The holder's value is marked (owner .. '+waited', see acquire.lua) whenever a waiter may sleep on its release: by
+-- a refused waiter, and by the taking waiter itself when others are still queued behind it.
 local micros, now = serverTime()
 local timeout = tonumber(ARGV[4])
 
@@ -40,9 +42,15 @@ while head and not redis.call('ZSCORE', KEYS[3], head) do
 end
 
 if not holder and head == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
+  -- Waiters still queued may have been refused while the key was free (not their turn, no holder to mark): they
+  -- sleep until a release notice, so the new holder's value is marked at once and its release publishes one.
+  local value = ARGV[1]
+  if redis.call('ZCARD', KEYS[2]) > 0 then
+    value = value .. '+waited'
+  end
+  redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
   return {1, nextToken(KEYS[4], ARGV[3], micros)}
 end
 

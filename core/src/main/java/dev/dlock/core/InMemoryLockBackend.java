@@ -33,9 +33,11 @@ import java.util.function.LongSupplier;
  * key its owner already holds extends the lease and issues a fresh token; fencing tokens come from
  * one counter for all keys, so they strictly increase per key for as long as this backend lives (not
  * across backends or JVM restarts); a release wakes this backend's waiters for the key at once. A key's
- * record (its last token, which tells a repeated release from a lost lease) is kept for
+ * records (with the last token of each kind, which tells a repeated release from a lost lease) are kept for
  * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
- * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its fencing counter expired.
+ * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its fencing counter expired. As on Redis,
+ * the kinds of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE}
+ * at release only while no lock of any kind took the key since, and {@link ReleaseResult#NOT_OWNER} after.
  *
  * <p>It takes every {@link LockKind}: read/write locks with a waiting writer holding back new readers, permits,
  * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
@@ -62,7 +64,10 @@ public final class InMemoryLockBackend implements LockBackend {
     private final ConcurrentHashMap<String, KeyRecord> records = new ConcurrentHashMap<>();
     /** Fair waiters per key, changed only inside {@code records.compute} of that key. */
     private final ConcurrentHashMap<String, FairQueue> fairQueues = new ConcurrentHashMap<>();
-    /** Read/write locks and permits: one record per key and family, changed only inside the map's compute. */
+    /**
+     * Read/write locks and permits: one record per key and family, changed only inside the map's compute; kept while
+     * idle, as the exclusive records are, until {@link #sweepIfGrown} forgets it.
+     */
     private final ConcurrentHashMap<String, Shares> readWrite = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Shares> permits = new ConcurrentHashMap<>();
     /** One counter for every key: strictly increasing per key even after a key's record was forgotten. */
@@ -149,7 +154,7 @@ public final class InMemoryLockBackend implements LockBackend {
                 return new KeyRecord(null, current.token, now);
             }
             // Free with no acquisition since this owner's token: a repeated release, or a lease that ran out untaken.
-            result[0] = !current.heldAt(now) && current.token == fencingToken ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
+            result[0] = !current.heldAt(now) && lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
             return current;
         });
         if (result[0] == null) {
@@ -206,7 +211,7 @@ public final class InMemoryLockBackend implements LockBackend {
         if (kind.mode() == LockKind.Mode.EXCLUSIVE || kind.mode() == LockKind.Mode.FAIR) {
             return release(key, owner, fencingToken);
         }
-        ReleaseResult[] result = {ReleaseResult.ALREADY_FREE};
+        ReleaseResult[] result = new ReleaseResult[1];
         sharesOf(kind).computeIfPresent(key, (k, shares) -> {
             long now = clock.getAsLong();
             shares.purge(now);
@@ -216,15 +221,19 @@ public final class InMemoryLockBackend implements LockBackend {
                     result[0] = ReleaseResult.RELEASED;
                 } else {
                     // As for an exclusive lock: free with no acquisition since this owner's token is a repeat.
-                    result[0] = shares.writer == null && shares.lastToken == fencingToken ? ReleaseResult.ALREADY_FREE
+                    result[0] = shares.writer == null && lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE
                             : ReleaseResult.NOT_OWNER;
                 }
-            } else if (shares.holders.remove(owner) != null) {
-                result[0] = ReleaseResult.RELEASED;
+            } else {
+                result[0] = shares.holders.remove(owner) != null ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
             }
             // A share no longer held was released before or ran out: the engine tells which from its own lease clock.
-            return shares.idle() ? null : shares;
+            return shares;
         });
+        if (result[0] == null) {
+            // No record: never taken, or forgotten since it became free (a read or a permit answers as above).
+            result[0] = kind.mode() == LockKind.Mode.WRITE ? ReleaseResult.NOT_OWNER : ReleaseResult.ALREADY_FREE;
+        }
         if (result[0] == ReleaseResult.RELEASED) {
             notices.released(key);
         }
@@ -246,7 +255,7 @@ public final class InMemoryLockBackend implements LockBackend {
                 if (owner.equals(shares.waitingWriter)) {
                     shares.waitingWriter = null;
                 }
-                return shares.idle() ? null : shares;
+                return shares;
             });
         }
     }
@@ -288,15 +297,17 @@ public final class InMemoryLockBackend implements LockBackend {
         Objects.requireNonNull(owner, "owner");
         long leaseNanos = leaseNanos(leaseMillis);
         AcquireResult[] result = new AcquireResult[1];
+        boolean[] created = new boolean[1];
         sharesOf(kind).compute(key, (k, existing) -> {
             long now = clock.getAsLong();
-            Shares shares = existing != null ? existing : new Shares();
+            created[0] = existing == null;
+            Shares shares = existing != null ? existing : new Shares(now);
             shares.purge(now);
             long wait = kind.mode() == LockKind.Mode.WRITE ? shares.writeRefusal(owner, now, waiterTimeoutNanos)
                     : shares.shareRefusal(kind, owner, now);
             if (wait >= 0) {
                 result[0] = new AcquireResult.Held(ceilMillis(wait));
-                return shares.idle() ? null : shares;
+                return shares;
             }
             long token = lastToken.incrementAndGet();
             shares.lastToken = token;
@@ -309,14 +320,30 @@ public final class InMemoryLockBackend implements LockBackend {
             } else {
                 shares.holders.put(owner, now + leaseNanos);
             }
+            shares.busyUntil(now + leaseNanos);
             result[0] = new AcquireResult.Acquired(token);
             return shares;
         });
+        if (created[0]) {
+            sweepIfGrown();
+        }
         return result[0];
     }
 
     private ConcurrentHashMap<String, Shares> sharesOf(LockKind kind) {
         return kind.mode() == LockKind.Mode.PERMITS ? permits : readWrite;
+    }
+
+    /**
+     * The last token issued for {@code key} by a lock of any kind (0 when none is remembered), as Redis keeps one
+     * fencing counter per key: a lease whose token it is was not followed by any acquisition of the key.
+     */
+    private long lastTokenOf(String key) {
+        KeyRecord exclusive = records.get(key);
+        Shares readOrWrite = readWrite.get(key);
+        Shares permit = permits.get(key);
+        return Math.max(exclusive != null ? exclusive.token : 0,
+                Math.max(readOrWrite != null ? readOrWrite.lastToken : 0, permit != null ? permit.lastToken : 0));
     }
 
     /** Renews one read, write or permit lease. */
@@ -328,15 +355,17 @@ public final class InMemoryLockBackend implements LockBackend {
             if (renewal.kind().mode() == LockKind.Mode.WRITE) {
                 if (renewal.owner().equals(shares.writer)) {
                     shares.writerEndsAtNanos = now + leaseNanos;
+                    shares.busyUntil(now + leaseNanos);
                     result[0] = RenewalResult.RENEWED;
                 } else if (shares.writer != null) {
                     result[0] = RenewalResult.TAKEN;
                 }
             } else if (shares.holders.containsKey(renewal.owner())) {
                 shares.holders.put(renewal.owner(), now + leaseNanos);
+                shares.busyUntil(now + leaseNanos);
                 result[0] = RenewalResult.RENEWED;
             }
-            return shares.idle() ? null : shares;
+            return shares;
         });
         return result[0];
     }
@@ -395,13 +424,13 @@ public final class InMemoryLockBackend implements LockBackend {
         notices.releasedAll();
     }
 
-    /** How many key records the store keeps now, held or idle. */
+    /** How many key records the store keeps now, of every kind, held or idle. */
     int recordCount() {
-        return records.size();
+        return records.size() + readWrite.size() + permits.size();
     }
 
     private void sweepIfGrown() {
-        if (records.mappingCount() < sweepThreshold || !sweeping.compareAndSet(false, true)) {
+        if (recordCount() < sweepThreshold || !sweeping.compareAndSet(false, true)) {
             return;
         }
         try {
@@ -409,7 +438,12 @@ public final class InMemoryLockBackend implements LockBackend {
             for (String key : records.keySet()) {
                 records.computeIfPresent(key, (k, current) -> current.forgettableAt(now) ? null : current);
             }
-            sweepThreshold = Math.max(MIN_SWEEP_THRESHOLD, 2 * records.mappingCount());
+            for (ConcurrentHashMap<String, Shares> family : List.of(readWrite, permits)) {
+                for (String key : family.keySet()) {
+                    family.computeIfPresent(key, (k, shares) -> shares.forgettableAt(now) ? null : shares);
+                }
+            }
+            sweepThreshold = Math.max(MIN_SWEEP_THRESHOLD, 2 * recordCount());
         } finally {
             sweeping.set(false);
         }
@@ -519,14 +553,34 @@ public final class InMemoryLockBackend implements LockBackend {
         }
     }
 
-    /** A read/write lock (writer, readers, the writer waiting for readers to leave) or a key's permits (holders only). */
+    /**
+     * A read/write lock (writer, readers, the writer waiting for readers to leave) or a key's permits (holders only),
+     * with the last token it issued, which it keeps while idle.
+     */
     private static final class Shares {
         final Map<String, Long> holders = new HashMap<>();
         String writer;
         long writerEndsAtNanos;
         String waitingWriter;
         long waitingWriterEndsAtNanos;
-        long lastToken;
+        /** Volatile: a release of another kind of the key reads it outside this record's compute. */
+        volatile long lastToken;
+        /** The latest end of anything this record held or awaited: it is idle from then on at the latest. */
+        long busyUntilNanos;
+
+        Shares(long now) {
+            this.busyUntilNanos = now;
+        }
+
+        void busyUntil(long endsAtNanos) {
+            if (endsAtNanos - busyUntilNanos > 0) {
+                busyUntilNanos = endsAtNanos;
+            }
+        }
+
+        boolean forgettableAt(long now) {
+            return now - busyUntilNanos > IDLE_RECORD_RETENTION_NANOS;
+        }
 
         void purge(long now) {
             holders.values().removeIf(endsAt -> now - endsAt >= 0);
@@ -536,11 +590,6 @@ public final class InMemoryLockBackend implements LockBackend {
             if (waitingWriter != null && now - waitingWriterEndsAtNanos >= 0) {
                 waitingWriter = null;
             }
-        }
-
-        /** Kept while anything is held or awaited, and while its last token can still tell a repeated release. */
-        boolean idle() {
-            return holders.isEmpty() && writer == null && waitingWriter == null;
         }
 
         /**
@@ -581,6 +630,7 @@ public final class InMemoryLockBackend implements LockBackend {
             if (waitingWriter == null || waitingWriter.equals(owner)) {
                 waitingWriter = owner;
                 waitingWriterEndsAtNanos = now + waiterTimeoutNanos;
+                busyUntil(waitingWriterEndsAtNanos);
             }
             long earliest = waiterTimeoutNanos / 3;
             for (long endsAt : holders.values()) {

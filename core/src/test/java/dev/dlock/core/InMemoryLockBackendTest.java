@@ -29,6 +29,12 @@ class InMemoryLockBackendTest {
         return ((AcquireResult.Acquired) result).fencingToken();
     }
 
+    private long acquired(LockKind kind, String key, String owner, long leaseMillis) {
+        AcquireResult result = store.tryAcquire(kind, key, owner, leaseMillis);
+        assertThat(result).as("%s takes %s as %s", owner, key, kind).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) result).fencingToken();
+    }
+
     private List<RenewalResult> renew(String key, String owner, long leaseMillis) {
         return store.renew(List.of(new LeaseRenewal(key, owner, leaseMillis)));
     }
@@ -221,6 +227,25 @@ class InMemoryLockBackendTest {
         assertThat(store.release("recent", "a", recent)).as("a record within its retention is kept").isEqualTo(ReleaseResult.ALREADY_FREE);
         assertThat(store.tryAcquire("held", "b", 1000)).as("a held key is never forgotten").isInstanceOf(AcquireResult.Held.class);
         assertThat(store.release("held", "a", held)).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void readWriteAndPermitRecordsKeepTheirLastTokenWhileIdleAndAreForgottenAfterTheirRetention() {
+        long write = acquired(LockKind.WRITE, "written", "a", 1000);
+        assertThat(store.release(LockKind.WRITE, "written", "a", write)).isEqualTo(ReleaseResult.RELEASED);
+        long read = acquired(LockKind.READ, "read", "a", 1000);
+        assertThat(store.release(LockKind.READ, "read", "a", read)).isEqualTo(ReleaseResult.RELEASED);
+        long permit = acquired(LockKind.permits(2), "permits", "a", 1000);
+        assertThat(store.release(LockKind.permits(2), "permits", "a", permit)).isEqualTo(ReleaseResult.RELEASED);
+        advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS) / 2);
+        assertThat(store.release(LockKind.WRITE, "written", "a", write)).as("a repeated release within the retention")
+                .isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(store.recordCount()).as("idle records of every kind, kept").isEqualTo(3);
+        advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS));
+        forceSweep();
+        assertThat(store.recordCount()).as("only the sweep's fillers are left").isEqualTo(2 * InMemoryLockBackend.MIN_SWEEP_THRESHOLD);
+        assertThat(store.release(LockKind.WRITE, "written", "a", write)).as("the record of the write lock is forgotten")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test

@@ -1,10 +1,16 @@
 package dev.dlock.testkit;
 
+import dev.dlock.core.AcquireResult;
+import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
+import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
+import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.RenewalResult;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -15,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -453,6 +460,105 @@ public abstract class LockKindsContractTest {
         });
         assertThat(detector.overlaps()).isZero();
         assertThat(detector.counter()).isEqualTo(8 * 40);
+    }
+
+    // ------------------------------------------------------------------ leases that ran out
+
+    /**
+     * A holder whose lease ran out, and whose key was then taken (and released) by another owner of the same lock,
+     * is told it no longer owns the key: "already free" would pass for a repeated release and hide the lost lease.
+     * Until someone took the key, its release is a harmless "already free".
+     */
+    @Test
+    void aLeaseThatRanOutAndWasTakenByAnotherOwnerIsNotOwnerAtRelease() {
+        assertOvertakenLeasesAreNotOwner(List.of(
+                new LockKind[] {LockKind.EXCLUSIVE, LockKind.EXCLUSIVE}, new LockKind[] {LockKind.EXCLUSIVE, LockKind.FAIR},
+                new LockKind[] {LockKind.FAIR, LockKind.FAIR}, new LockKind[] {LockKind.FAIR, LockKind.EXCLUSIVE},
+                new LockKind[] {LockKind.WRITE, LockKind.WRITE}, new LockKind[] {LockKind.WRITE, LockKind.READ}));
+    }
+
+    /**
+     * The same across the kinds of one key, which share one fencing token sequence: any acquisition of the key after
+     * a lease ran out means that lease's release is not an owner's.
+     */
+    @Test
+    void aLeaseThatRanOutAndWasFollowedByAnotherKindOfTheKeyIsNotOwnerAtRelease() {
+        assertOvertakenLeasesAreNotOwner(List.of(
+                new LockKind[] {LockKind.EXCLUSIVE, LockKind.WRITE}, new LockKind[] {LockKind.EXCLUSIVE, LockKind.READ},
+                new LockKind[] {LockKind.EXCLUSIVE, LockKind.permits(2)}, new LockKind[] {LockKind.WRITE, LockKind.EXCLUSIVE},
+                new LockKind[] {LockKind.WRITE, LockKind.FAIR}, new LockKind[] {LockKind.WRITE, LockKind.permits(2)}));
+    }
+
+    /**
+     * Through the engine, for every kind: a holder whose fixed lease ran out and who was overtaken gets
+     * {@link LockLostException} when it releases. A read lease or a permit is overtaken by whoever the store lets in
+     * once it ran out: a writer, or the next permit holder.
+     */
+    @Test
+    void everyKindsHolderOvertakenAfterItsFixedLeaseRanOutIsToldAtRelease() throws Exception {
+        List<LockKind[]> pairs = List.of(new LockKind[] {LockKind.EXCLUSIVE, LockKind.EXCLUSIVE},
+                new LockKind[] {LockKind.FAIR, LockKind.FAIR}, new LockKind[] {LockKind.WRITE, LockKind.WRITE},
+                new LockKind[] {LockKind.READ, LockKind.WRITE}, new LockKind[] {LockKind.permits(1), LockKind.permits(1)});
+        LockManager holderSide = manager();
+        LockManager takerSide = manager();
+        for (LockKind[] pair : supportedPairs(pairs)) {
+            String pairKey = key + ":" + pair[0] + "<-" + pair[1];
+            LockHandle holder = holderSide.acquire(LockRequest.builder(pairKey).kind(pair[0]).leaseTime(Duration.ofMillis(200))
+                    .waitTime(Duration.ZERO).build());
+            // Another thread: the taker waits in the store for the holder's lease to run out.
+            CompletableFuture.runAsync(() -> takerSide.acquire(LockRequest.builder(pairKey).kind(pair[1])
+                    .waitTime(Duration.ofSeconds(20)).build()).close(), runner()).get(30, TimeUnit.SECONDS);
+            assertThatThrownBy(holder::close).as("%s holder overtaken by %s", pair[0], pair[1])
+                    .isInstanceOf(LockLostException.class).hasMessageContaining(pairKey);
+        }
+    }
+
+    /**
+     * For each {holder kind, taker kind} pair the store takes: the holder's lease runs out, its release is "already
+     * free"; the taker takes and releases the key; the holder's release is now "not owner".
+     */
+    private void assertOvertakenLeasesAreNotOwner(List<LockKind[]> pairs) {
+        LockBackend store = newBackend();
+        SoftAssertions softly = new SoftAssertions();
+        for (LockKind[] pair : supportedPairs(pairs)) {
+            LockKind held = pair[0];
+            LockKind taker = pair[1];
+            String pairKey = key + ":" + held + "<-" + taker;
+            String holder = "holder-" + UUID.randomUUID();
+            long token = takenInStore(store, held, pairKey, holder, 50);
+            awaitRanOut(store, held, pairKey, holder);
+            softly.assertThat(store.release(held, pairKey, holder, token))
+                    .as("%s lease ran out, nobody took the key since", held).isEqualTo(ReleaseResult.ALREADY_FREE);
+            String other = "taker-" + UUID.randomUUID();
+            long taken = takenInStore(store, taker, pairKey, other, 30_000);
+            assertThat(taken).as("the taker's token").isGreaterThan(token);
+            assertThat(store.release(taker, pairKey, other, taken)).isEqualTo(ReleaseResult.RELEASED);
+            softly.assertThat(store.release(held, pairKey, holder, token))
+                    .as("%s lease ran out, then a %s lock took and released the key", held, taker).isEqualTo(ReleaseResult.NOT_OWNER);
+        }
+        softly.assertAll();
+    }
+
+    /** The pairs whose both kinds the store takes. */
+    private List<LockKind[]> supportedPairs(List<LockKind[]> pairs) {
+        Set<LockKind.Mode> modes = newBackend().supportedModes();
+        return pairs.stream().filter(pair -> modes.contains(pair[0].mode()) && modes.contains(pair[1].mode())).toList();
+    }
+
+    /** Takes {@code lockKey} as {@code kind} for {@code owner} straight from the store, which must grant it. */
+    private static long takenInStore(LockBackend store, LockKind kind, String lockKey, String owner, long leaseMillis) {
+        AcquireResult answer = store.tryAcquire(kind, lockKey, owner, leaseMillis);
+        assertThat(answer).as("%s takes %s as %s", owner, lockKey, kind).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) answer).fencingToken();
+    }
+
+    /**
+     * Waits until {@code owner}'s lease of {@code kind} ran out in the store, as its renewal finds: a renewal never
+     * revives a lease that ran out, and while the lease lives, one of 1 ms only hastens its end.
+     */
+    private static void awaitRanOut(LockBackend store, LockKind kind, String lockKey, String owner) {
+        awaitTrue(Duration.ofSeconds(10),
+                () -> store.renew(List.of(new LeaseRenewal(lockKey, owner, 1, kind))).get(0) == RenewalResult.EXPIRED);
     }
 
     // ------------------------------------------------------------------ helpers

@@ -1,6 +1,7 @@
 package dev.dlock.testkit;
 
 import dev.dlock.core.AcquireResult;
+import dev.dlock.core.HandOffResult;
 import dev.dlock.core.LeaseRenewal;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockKind;
@@ -20,7 +21,8 @@ import java.util.function.Consumer;
 
 /**
  * Wraps a real backend and records what the engine asks of it (not a mock: every call goes to the
- * real store). Tests use it to count calls and to hold a renewal at a chosen moment.
+ * real store). Tests use it to count calls and to hold a renewal at a chosen moment. It forwards every
+ * method of {@link LockBackend}, capabilities included, so that the engine on it behaves as on the store.
  */
 public final class RecordingBackend implements LockBackend {
 
@@ -33,6 +35,8 @@ public final class RecordingBackend implements LockBackend {
     public final List<String> waitingOwners = new CopyOnWriteArrayList<>();
     /** Releases sent. */
     public final AtomicInteger releases = new AtomicInteger();
+    /** Hand-offs sent: leases passed straight to the next holder in the JVM instead of a release. */
+    public final AtomicInteger handOffs = new AtomicInteger();
     /** Every renewal entry sent, in order. */
     public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
@@ -138,6 +142,17 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public void withdraw(String key, String owner) {
         delegate.withdraw(key, owner);
+    }
+
+    @Override
+    public HandOffResult handOff(String key, String owner, long leaseMillis) {
+        handOffs.incrementAndGet();
+        return delegate.handOff(key, owner, leaseMillis);
+    }
+
+    @Override
+    public boolean supportsHandOff() {
+        return delegate.supportsHandOff();
     }
 
     @Override

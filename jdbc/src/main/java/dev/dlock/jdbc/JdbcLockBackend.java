@@ -54,11 +54,11 @@ import dev.dlock.core.StoreNode;
  *
  * <p><b>Fencing tokens.</b> Every acquisition writes a fresh value of the table's sequence into the
  * key's row, so a row's token rises on every acquisition and release keeps the row (it clears the
- * owner). Since every token of every key comes from one sequence that never goes back, deleting an
- * idle row cannot lower a later token of that key: the next acquisition draws a value larger than
- * every one drawn before. The one assumption: no acquire statement runs longer than
- * {@link Builder#idleRowRetention} (it is cancelled after {@link Builder#queryTimeout}, which must be
- * far shorter), because an insert draws its value when it starts.
+ * owner). The value is drawn only by the update of an existing row, after the statement has locked it;
+ * a key without a row first gets one, free and without a token, and the same statement then takes it.
+ * Every earlier holder of the key therefore committed its token before this one was drawn, and since
+ * every token comes from one sequence that never goes back, it is the larger — however long the
+ * statement stalled before it got the row, and also after cleanup deleted an idle row of the key.
  *
  * <p><b>Cleanup.</b> Rows free for longer than the retention (default 1 h) are deleted in bounded
  * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
@@ -142,7 +142,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 
     /**
      * Takes {@code key} in one statement that writes the row only when it is free, run out or already
-     * {@code owner}'s (a retried call: lease extended, fresh token), or reports the holder's remaining lease.
+     * {@code owner}'s (a retried call: lease extended, fresh token), or reports the holder's remaining lease;
+     * a key without a row costs a second statement (the first creates the row).
      */
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
@@ -168,31 +169,68 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     private AcquireResult acquireOnce(Connection connection, String key, String owner, long leaseMillis) throws SQLException {
-        try (PreparedStatement statement = prepare(connection, sql.acquire)) {
-            statement.setString(1, key);
-            statement.setString(2, owner);
-            statement.setLong(3, leaseMillis);
-            if (dialect == JdbcDialect.POSTGRESQL) {
-                statement.setString(4, key);
+        Optional<AcquireResult> answer = runAcquire(connection, key, owner, leaseMillis);
+        if (answer.isEmpty()) {
+            // The key had no row and now has a free one, which this second run takes.
+            answer = runAcquire(connection, key, owner, leaseMillis);
+        }
+        return answer.isPresent() ? answer.get() : createAndTakeInOneTransaction(connection, key, owner, leaseMillis);
+    }
+
+    /**
+     * For a row that cleanup deleted between its creation and the run meant to take it (it looked free
+     * for the whole retention): inside one transaction the row the statement creates stays locked until
+     * the next run takes it, so no one can delete it in between.
+     */
+    private AcquireResult createAndTakeInOneTransaction(Connection connection, String key, String owner, long leaseMillis)
+            throws SQLException {
+        log.debug("The new row of key '{}' was deleted before it was taken; creating and taking it in one transaction", key);
+        connection.setAutoCommit(false);
+        Optional<AcquireResult> answer;
+        try {
+            answer = runAcquire(connection, key, owner, leaseMillis);
+            if (answer.isEmpty()) {
+                answer = runAcquire(connection, key, owner, leaseMillis);
             }
+            if (answer.isEmpty()) {
+                throw new SQLException("the acquire statement created the row of key '" + key + "' twice in one transaction");
+            }
+            connection.commit();
+        } catch (SQLException | RuntimeException e) {
+            try {
+                connection.rollback();
+                connection.setAutoCommit(true);
+            } catch (SQLException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        connection.setAutoCommit(true);
+        return answer.get();
+    }
+
+    /** One run of the acquire statement: the answer, or empty when it only created the key's row (free, no token yet). */
+    private Optional<AcquireResult> runAcquire(Connection connection, String key, String owner, long leaseMillis)
+            throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql.acquire)) {
+            sql.bindAcquire(statement, key, owner, leaseMillis);
             try (ResultSet row = statement.executeQuery()) {
-                boolean answered = row.next();
-                if (!answered && sql.remaining == null) {
-                    throw new SQLException("the acquire statement returned no row for key '" + key + "'");
-                }
-                if (!answered) {
+                if (!row.next()) {
+                    if (sql.remaining == null) {
+                        throw new SQLException("the acquire statement returned no row for key '" + key + "'");
+                    }
                     // H2 returns the changed row only: none means someone else holds the key.
-                    return heldFor(connection, key);
+                    return Optional.of(heldFor(connection, key));
                 }
-                if (sql.acquireReturnsOwner) {
-                    long token = row.getLong(2);
-                    return owner.equals(row.getString(1)) ? new AcquireResult.Acquired(token) : held(row.getLong(3), row.wasNull());
+                String holder = row.getString(1);
+                long token = row.getLong(2);
+                if (owner.equals(holder)) {
+                    return Optional.of(new AcquireResult.Acquired(token));
                 }
-                long token = row.getLong(1);
-                if (!row.wasNull()) {
-                    return new AcquireResult.Acquired(token);
+                if (holder == null && !row.wasNull()) {
+                    return Optional.empty();
                 }
-                return held(row.getLong(2), row.wasNull());
+                return Optional.of(held(row.getLong(3), row.wasNull()));
             }
         }
     }

@@ -1,5 +1,7 @@
 package dev.dlock.jdbc;
 
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.StringJoiner;
 
 /**
@@ -13,12 +15,17 @@ import java.util.StringJoiner;
 final class LockStatements {
 
     /**
-     * Takes the key when it is free, run out or already the owner's. Parameters: key, owner, lease ms.
-     * One row: the token (null when not taken) and the holder's remaining lease in ms (may be null).
+     * Takes the key when its row exists and is free, run out or already the owner's (see {@link #bindAcquire});
+     * creates the row, free, when the key has none. Answers one row (owner, token, remaining ms) — the owner
+     * now holding the key; a null owner with a token when the row was just created — or, on H2, (owner, token)
+     * when the row changed and no row when someone else holds the key.
+     *
+     * <p>The token is drawn only in the update of an existing row, which the statement holds locked by then:
+     * an insert draws its values before the conflict check, and a statement stalled in that check could
+     * otherwise write a token lower than one a later holder already used (after cleanup deleted that
+     * holder's row). A key without a row therefore costs a second run of this statement.
      */
     final String acquire;
-    /** Whether {@link #acquire} answers with the row as it is now (owner, token, remaining ms) rather than (token, remaining ms). */
-    final boolean acquireReturnsOwner;
     /** For H2 only: the remaining lease of the key's holder, in ms. Parameter: key. Null otherwise. */
     final String remaining;
     /** Frees the key when the owner holds it; one row or update count 1 when released. Parameters: key, owner (and the notice channel on PostgreSQL). */
@@ -34,12 +41,11 @@ final class LockStatements {
     private final JdbcDialect dialect;
     private final String table;
 
-    private LockStatements(JdbcDialect dialect, String table, String acquire, boolean acquireReturnsOwner, String remaining,
+    private LockStatements(JdbcDialect dialect, String table, String acquire, String remaining,
                            String release, boolean releaseReturnsRows, String sweep) {
         this.dialect = dialect;
         this.table = table;
         this.acquire = acquire;
-        this.acquireReturnsOwner = acquireReturnsOwner;
         this.remaining = remaining;
         this.release = release;
         this.releaseReturnsRows = releaseReturnsRows;
@@ -55,14 +61,14 @@ final class LockStatements {
         return switch (dialect) {
             case POSTGRESQL -> new LockStatements(dialect, table,
                     "WITH taken AS (INSERT INTO " + table + " AS l (lock_key, owner, token, expires_at)"
-                            + " VALUES (?, ?, nextval('" + sequence + "'), " + plusMillis(dialect, "?") + ")"
-                            + " ON CONFLICT (lock_key) DO UPDATE SET owner = EXCLUDED.owner,"
-                            + " token = nextval('" + sequence + "'), expires_at = EXCLUDED.expires_at"
-                            + " WHERE l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = EXCLUDED.owner"
-                            + " RETURNING l.token)"
-                            + " SELECT (SELECT token FROM taken), (SELECT " + remaining + " FROM " + table
-                            + " WHERE lock_key = ?)",
-                    false, null,
+                            + " VALUES (?, NULL, 0, " + now + ")"
+                            + " ON CONFLICT (lock_key) DO UPDATE SET owner = ?,"
+                            + " token = nextval('" + sequence + "'), expires_at = " + plusMillis(dialect, "?")
+                            + " WHERE l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = ?"
+                            + " RETURNING l.owner, l.token)"
+                            + " SELECT (SELECT owner FROM taken), (SELECT token FROM taken), (SELECT " + remaining
+                            + " FROM " + table + " WHERE lock_key = ?)",
+                    null,
                     "UPDATE " + table + " SET owner = NULL, expires_at = " + now
                             + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now + " RETURNING pg_notify(?, '')",
                     true,
@@ -72,35 +78,57 @@ final class LockStatements {
             // ON DUPLICATE KEY UPDATE assigns left to right and later terms see earlier results: the token and
             // owner are decided on the old owner, then the lease follows whoever owns the row now.
             case MARIADB -> new LockStatements(dialect, table,
-                    "INSERT INTO " + table + " (lock_key, owner, token, expires_at)"
-                            + " VALUES (?, ?, NEXTVAL(" + sequence + "), " + plusMillis(dialect, "?") + ")"
+                    "INSERT INTO " + table + " (lock_key, owner, token, expires_at) VALUES (?, NULL, 0, " + now + ")"
                             + " ON DUPLICATE KEY UPDATE"
-                            + " token = IF(owner IS NULL OR expires_at <= " + now + " OR owner = VALUES(owner),"
+                            + " token = IF(owner IS NULL OR expires_at <= " + now + " OR owner = ?,"
                             + " NEXTVAL(" + sequence + "), token),"
-                            + " owner = IF(owner IS NULL OR expires_at <= " + now + " OR owner = VALUES(owner),"
-                            + " VALUES(owner), owner),"
-                            + " expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)"
+                            + " owner = IF(owner IS NULL OR expires_at <= " + now + " OR owner = ?, ?, owner),"
+                            + " expires_at = IF(owner = ?, " + plusMillis(dialect, "?") + ", expires_at)"
                             + " RETURNING owner, token, " + remaining,
-                    true, null,
+                    null,
                     "UPDATE " + table + " SET owner = NULL, expires_at = " + now
                             + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
                     false,
                     "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?");
             case H2 -> new LockStatements(dialect, table,
-                    "SELECT token FROM FINAL TABLE (MERGE INTO " + table + " l USING (VALUES (CAST(? AS VARCHAR(1024)),"
+                    "SELECT owner, token FROM FINAL TABLE (MERGE INTO " + table + " l USING (VALUES (CAST(? AS VARCHAR(1024)),"
                             + " CAST(? AS VARCHAR(255)), CAST(? AS BIGINT))) v(k, o, lease) ON l.lock_key = v.k"
                             + " WHEN MATCHED AND (l.owner IS NULL OR l.expires_at <= " + now + " OR l.owner = v.o)"
                             + " THEN UPDATE SET owner = v.o, token = NEXT VALUE FOR " + sequence + ","
                             + " expires_at = " + plusMillis(dialect, "v.lease")
                             + " WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, expires_at)"
-                            + " VALUES (v.k, v.o, NEXT VALUE FOR " + sequence + ", " + plusMillis(dialect, "v.lease") + "))",
-                    false,
+                            + " VALUES (v.k, NULL, 0, " + now + "))",
                     "SELECT " + remaining + " FROM " + table + " WHERE lock_key = ?",
                     "UPDATE " + table + " SET owner = NULL, expires_at = " + now
                             + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
                     false,
                     "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " FETCH FIRST ? ROWS ONLY");
         };
+    }
+
+    /** Binds key, owner and lease ms to {@link #acquire}, each where this dialect's statement needs it. */
+    void bindAcquire(PreparedStatement statement, String key, String owner, long leaseMillis) throws SQLException {
+        switch (dialect) {
+            case POSTGRESQL -> {
+                statement.setString(1, key);
+                statement.setString(2, owner);
+                statement.setLong(3, leaseMillis);
+                statement.setString(4, owner);
+                statement.setString(5, key);
+            }
+            case MARIADB -> {
+                statement.setString(1, key);
+                for (int parameter = 2; parameter <= 5; parameter++) {
+                    statement.setString(parameter, owner);
+                }
+                statement.setLong(6, leaseMillis);
+            }
+            case H2 -> {
+                statement.setString(1, key);
+                statement.setString(2, owner);
+                statement.setLong(3, leaseMillis);
+            }
+        }
     }
 
     /** Extends {@code size} leases of {@code leaseMillis} in one statement. Parameters: lease ms, then key and owner per lease. */

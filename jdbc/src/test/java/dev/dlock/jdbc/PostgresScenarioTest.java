@@ -2,6 +2,7 @@ package dev.dlock.jdbc;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -30,6 +31,7 @@ import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.ReleaseResult;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
 
@@ -233,6 +235,64 @@ class PostgresScenarioTest {
                         assertThat(queryValue(admin, "SELECT pg_terminate_backend(?)", session)).isEqualTo(Boolean.TRUE);
                     }
                 });
+    }
+
+    /**
+     * An acquire stalls inside its own statement — waiting on an uncommitted row of the key, then its
+     * server process stopped (SIGSTOP) — while another client takes the key, releases it, and cleanup
+     * deletes the row once it has been free past the retention (ageing stands in for the hour). When the
+     * stalled statement goes on, the key is free and it may take it, but its fencing token must still be
+     * larger than the one the other client already used: a token drawn before the stall would not be.
+     */
+    @Test
+    void anAcquireStalledInItsStatementPastTheRetentionStillGetsATokenAboveTheHolderBeforeIt() throws Exception {
+        String key = "stalled-acquire:" + System.nanoTime();
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (HikariDataSource stalledPool = JdbcBackendFactory.pool(connection(), 2);
+             HikariDataSource otherPool = JdbcBackendFactory.pool(connection(), 2);
+             // The longest query timeout: the driver's cancel must not end the stalled statement during the test.
+             JdbcLockBackend stalled = JdbcLockBackend.builder(stalledPool).queryTimeout(Duration.ofSeconds(30))
+                     .cleanupInterval(Duration.ZERO).build();
+             JdbcLockBackend other = JdbcLockBackend.builder(otherPool).cleanupInterval(Duration.ZERO).build();
+             Connection blocker = postgres.admin();
+             Connection observer = postgres.admin()) {
+            blocker.setAutoCommit(false);
+            try (PreparedStatement insert = blocker.prepareStatement(
+                    "INSERT INTO dlock_locks (lock_key, owner, token, expires_at) VALUES (?, 'blocker', 0, clock_timestamp())")) {
+                insert.setString(1, key);
+                insert.executeUpdate();
+            }
+            Object blockerPid = queryValue(blocker, "SELECT pg_backend_pid()", null);
+            Future<AcquireResult> stalledAcquire = caller.submit(() -> stalled.tryAcquire(key, "stalled-owner", 60_000));
+            Object[] stalledPid = new Object[1];
+            awaitTrue(Duration.ofSeconds(10), "the acquire statement waits on the uncommitted row", () -> (stalledPid[0] = queryValue(
+                    observer, "SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", blockerPid)) != null);
+            long earlierToken;
+            ServerProcesses.signal("STOP", ((Number) stalledPid[0]).longValue());
+            try {
+                blocker.rollback();
+                AcquireResult earlier = other.tryAcquire(key, "earlier-owner", 60_000);
+                assertThat(earlier).as("the key is free while the other acquire is stalled").isInstanceOf(AcquireResult.Acquired.class);
+                earlierToken = ((AcquireResult.Acquired) earlier).fencingToken();
+                assertThat(other.release(key, "earlier-owner", earlierToken)).isEqualTo(ReleaseResult.RELEASED);
+                try (PreparedStatement age = observer.prepareStatement(AGE_FREE_ROWS)) {
+                    age.setString(1, key);
+                    assertThat(age.executeUpdate()).isEqualTo(1);
+                }
+                other.cleanUp();
+                assertThat(((Number) queryValue(observer, "SELECT COUNT(*) FROM dlock_locks WHERE lock_key = ?", key)).longValue())
+                        .as("cleanup deleted the key's row").isZero();
+            } finally {
+                ServerProcesses.signal("CONT", ((Number) stalledPid[0]).longValue());
+            }
+            AcquireResult late = stalledAcquire.get(30, TimeUnit.SECONDS);
+            assertThat(late).as("the key was free when the stalled statement went on").isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(((AcquireResult.Acquired) late).fencingToken())
+                    .as("the stalled acquisition's token against the earlier holder's %d", earlierToken).isGreaterThan(earlierToken);
+            assertThat(queryValue(observer, "SELECT owner FROM dlock_locks WHERE lock_key = ?", key)).isEqualTo("stalled-owner");
+        } finally {
+            caller.shutdownNow();
+        }
     }
 
     @Test

@@ -92,6 +92,23 @@ final class ServerProcesses {
         return wrapped;
     }
 
+    /** Sends {@code signal} ({@code STOP}, {@code CONT}, …) to process {@code pid}; fails unless kill exits 0. */
+    static void signal(String signal, long pid) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -" + signal + " " + pid + " failed: "
+                        + new String(kill.getInputStream().readAllBytes()));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted sending " + signal + " to " + pid, e);
+        }
+    }
+
     static void deleteRecursively(Path directory) {
         if (directory == null || !Files.exists(directory)) {
             return;

@@ -298,6 +298,21 @@ public final class RedisServerProcess implements AutoCloseable {
         return calls;
     }
 
+    /**
+     * The commands run since {@code earlier} (a {@link #commandCalls()} result) and how often, without {@code info}
+     * (which reading the stats itself causes) and without the commands that did not run again.
+     */
+    public Map<String, Long> commandCallsSince(Map<String, Long> earlier) {
+        Map<String, Long> since = new LinkedHashMap<>();
+        commandCalls().forEach((command, calls) -> {
+            long ran = calls - earlier.getOrDefault(command, 0L);
+            if (ran > 0 && !command.equals("info")) {
+                since.put(command, ran);
+            }
+        });
+        return since;
+    }
+
     /** The sum of all command calls except {@code info} (which reading the stats itself causes). */
     public long totalCommandCalls() {
         return commandCalls().entrySet().stream()

@@ -138,7 +138,8 @@ public final class RedisServerProcess implements AutoCloseable {
             LIVE.add(server);
             try {
                 server.launch();
-                log.info("Started {} on {}", binary, server.uri());
+                // The version too: embedded-redis names its binary 6.2.6, but the server inside reports 6.2.11.
+                log.info("Started {} (Redis {}) on {}", binary, server.version(), server.uri());
                 return server;
             } catch (IllegalStateException e) {
                 // Another process may have taken the port between probing and binding it.

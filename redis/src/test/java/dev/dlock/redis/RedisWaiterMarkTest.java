@@ -51,21 +51,22 @@ class RedisWaiterMarkTest {
     @Test
     void anUncontendedAcquireAndReleaseRunSevenCommandsAndPublishNothing() throws Exception {
         try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
-            backend.release("quiet", "a", acquiredToken(backend.tryAcquire("quiet", "a", 10_000)));
             AtomicInteger notices = new AtomicInteger();
             try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("quiet", notices::incrementAndGet)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
+                // The warm-up pair comes after the subscriber has taken its pooled connection for good, so the pair
+                // counted below finds a connection in the pool. A new connection's handshake (Jedis' two CLIENT
+                // SETINFO) is not the pair's cost, and Redis counts it differently by version: 6.2 runs and counts
+                // the unknown subcommand, 7.0 rejects it uncounted, 7.2+ knows it.
+                backend.release("quiet", "a", acquiredToken(backend.tryAcquire("quiet", "a", 10_000)));
                 Map<String, Long> before = redis.server().commandCalls();
-                long totalBefore = redis.server().totalCommandCalls();
 
                 long token = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
                 assertThat(backend.release("quiet", "a", token)).isEqualTo(ReleaseResult.RELEASED);
 
-                Map<String, Long> after = redis.server().commandCalls();
-                // Acquire: EVALSHA, SET NX, TIME, SET ... GET. Release: EVALSHA, GET, DEL.
-                assertThat(redis.server().totalCommandCalls() - totalBefore).isEqualTo(7);
-                assertThat(after.getOrDefault("publish", 0L)).isEqualTo(before.getOrDefault("publish", 0L));
-                assertThat(after.getOrDefault("spublish", 0L)).isEqualTo(before.getOrDefault("spublish", 0L));
+                assertThat(redis.server().commandCallsSince(before))
+                        .as("acquire: EVALSHA, SET NX, TIME, SET ... GET; release: EVALSHA, GET, DEL; no PUBLISH")
+                        .containsExactlyInAnyOrderEntriesOf(Map.of("evalsha", 2L, "set", 2L, "time", 1L, "get", 1L, "del", 1L));
                 // A marked release on the same channel publishes; notices arrive in order on one connection.
                 CountDownLatch marked = new CountDownLatch(1);
                 try (Subscription later = backend.releaseNotices().orElseThrow().subscribe("quiet", marked::countDown)) {

@@ -138,7 +138,8 @@ public final class RedisServerProcess implements AutoCloseable {
             LIVE.add(server);
             try {
                 server.launch();
-                log.info("Started {} on {}", binary, server.uri());
+                // The version too: embedded-redis names its binary 6.2.6, but the server inside reports 6.2.11.
+                log.info("Started {} (Redis {}) on {}", binary, server.version(), server.uri());
                 return server;
             } catch (IllegalStateException e) {
                 // Another process may have taken the port between probing and binding it.
@@ -296,6 +297,21 @@ public final class RedisServerProcess implements AutoCloseable {
             }
         }
         return calls;
+    }
+
+    /**
+     * The commands run since {@code earlier} (a {@link #commandCalls()} result) and how often, without {@code info}
+     * (which reading the stats itself causes) and without the commands that did not run again.
+     */
+    public Map<String, Long> commandCallsSince(Map<String, Long> earlier) {
+        Map<String, Long> since = new LinkedHashMap<>();
+        commandCalls().forEach((command, calls) -> {
+            long ran = calls - earlier.getOrDefault(command, 0L);
+            if (ran > 0 && !command.equals("info")) {
+                since.put(command, ran);
+            }
+        });
+        return since;
     }
 
     /** The sum of all command calls except {@code info} (which reading the stats itself causes). */

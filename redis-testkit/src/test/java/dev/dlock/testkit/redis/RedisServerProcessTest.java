@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -179,13 +180,16 @@ class RedisServerProcessTest {
     @Test
     void commandCallsCountsEachCommand() {
         try (RedisServerProcess server = RedisServerProcess.start(); Jedis admin = server.admin()) {
-            long before = server.commandCalls().getOrDefault("incr", 0L);
+            Map<String, Long> calls = server.commandCalls();
+            long before = calls.getOrDefault("incr", 0L);
             long totalBefore = server.totalCommandCalls();
             admin.incr("counter");
             admin.incr("counter");
+            admin.get("counter");
             assertThat(server.commandCalls().get("incr")).isEqualTo(before + 2);
             // Each commandCalls() opens one admin connection; only INFO runs on it, which is excluded.
-            assertThat(server.totalCommandCalls()).isEqualTo(totalBefore + 2);
+            assertThat(server.totalCommandCalls()).isEqualTo(totalBefore + 3);
+            assertThat(server.commandCallsSince(calls)).containsExactlyInAnyOrderEntriesOf(Map.of("incr", 2L, "get", 1L));
         }
     }
 

@@ -16,7 +16,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Lock;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -40,7 +40,7 @@ public final class RecordingBackend implements LockBackend {
     /** Every renewal entry sent, in order. */
     public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
-    private volatile Lock acquireGuard;
+    private volatile BiConsumer<String, AcquireResult> afterAcquire = (owner, result) -> { };
 
     /** Wraps {@code delegate}. */
     public RecordingBackend(LockBackend delegate) {
@@ -52,9 +52,12 @@ public final class RecordingBackend implements LockBackend {
         this.beforeRenew = hook;
     }
 
-    /** Runs every acquire attempt holding {@code guard}, so a test can keep store work away from attempts in flight. */
-    public void guardAcquires(Lock guard) {
-        this.acquireGuard = guard;
+    /**
+     * Runs {@code hook} with the owner and the store's answer on the acquiring thread, after the store answered and
+     * before the engine sees it: a slow reply, or a fault at that moment.
+     */
+    public void afterAcquire(BiConsumer<String, AcquireResult> hook) {
+        this.afterAcquire = hook;
     }
 
     /** The number of renewal entries sent for {@code key}. */
@@ -65,19 +68,6 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
         return tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
-    }
-
-    private AcquireResult guarded(LockKind kind, String key, String owner, long leaseMillis) {
-        Lock guard = acquireGuard;
-        if (guard == null) {
-            return delegate.tryAcquire(kind, key, owner, leaseMillis);
-        }
-        guard.lock();
-        try {
-            return delegate.tryAcquire(kind, key, owner, leaseMillis);
-        } finally {
-            guard.unlock();
-        }
     }
 
     @Override
@@ -94,7 +84,7 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
         acquires.incrementAndGet();
-        AcquireResult result = guarded(kind, key, owner, leaseMillis);
+        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis);
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
             synchronized (waitingOwners) {
@@ -103,6 +93,7 @@ public final class RecordingBackend implements LockBackend {
                 }
             }
         }
+        afterAcquire.accept(owner, result);
         return result;
     }
 

@@ -1,19 +1,16 @@
 package dev.dlock.zookeeper;
 
 import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
-import dev.dlock.core.ReleaseNotices;
 import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
 import dev.dlock.core.SessionLeases;
 import dev.dlock.testkit.OverlapDetector;
+import dev.dlock.testkit.RecordingBackend;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -25,7 +22,6 @@ import org.junit.jupiter.api.TestInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -238,19 +234,17 @@ class ZooKeeperLockBackendTest {
         List<String> reported = new CopyOnWriteArrayList<>();
         // The session expires between the store's grant and the engine's record of it (a GC pause of the acquiring
         // thread): the store reports the loss to the manager before the acquisition returns.
-        LockBackend grantThenSessionLoss = new ForwardingBackend(backend) {
-            @Override
-            public AcquireResult tryAcquire(String lockKey, String owner, long leaseMillis) {
-                AcquireResult granted = super.tryAcquire(lockKey, owner, leaseMillis);
+        RecordingBackend grantThenSessionLoss = new RecordingBackend(backend);
+        grantThenSessionLoss.afterAcquire((owner, answer) -> {
+            if (answer instanceof AcquireResult.Acquired) {
                 try {
                     ZooKeeperTestServer.expireSession(client, zookeeper.connectString());
                     await("the store to report the lease lost", () -> reported.contains(owner));
                 } catch (Exception e) {
                     throw new AssertionError(e);
                 }
-                return granted;
             }
-        };
+        });
         List<String> lost = new CopyOnWriteArrayList<>();
         LockManager locks = LockManager.builder(grantThenSessionLoss).listener(new LockListener() {
             @Override
@@ -268,50 +262,6 @@ class ZooKeeperLockBackendTest {
         assertThat(lock.isHeld()).isFalse();
         assertThat(lost).as("lease-lost events").hasSize(1);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
-    }
-
-    /** A backend that passes every call on to another; tests override the calls they interfere with. */
-    private static class ForwardingBackend implements LockBackend {
-        private final ZooKeeperLockBackend store;
-
-        ForwardingBackend(ZooKeeperLockBackend store) {
-            this.store = store;
-        }
-
-        @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-            return store.tryAcquire(key, owner, leaseMillis);
-        }
-
-        @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
-            return store.release(key, owner, fencingToken);
-        }
-
-        @Override
-        public List<RenewalResult> renew(List<LeaseRenewal> batch) {
-            return store.renew(batch);
-        }
-
-        @Override
-        public void withdraw(String key, String owner) {
-            store.withdraw(key, owner);
-        }
-
-        @Override
-        public Optional<ReleaseNotices> releaseNotices() {
-            return store.releaseNotices();
-        }
-
-        @Override
-        public Optional<SessionLeases> sessionLeases() {
-            return store.sessionLeases();
-        }
-
-        @Override
-        public long ping() {
-            return store.ping();
-        }
     }
 
     @Test

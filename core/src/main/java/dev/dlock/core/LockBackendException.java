@@ -28,8 +28,8 @@ public class LockBackendException extends DistributedLockException {
      * The exception for {@code operation} (for example "Redis tryAcquire of key 'k' failed"), which
      * failed with the store client's {@code storeException}: the message ends with that exception's
      * class and message, and the exception itself is attached as suppressed, with its own causes, for
-     * the stack trace. It is not the cause, because frameworks walk the cause chain for I/O exception
-     * types (an {@code EOFException}, a {@code SocketException}) and take them for a client that went away.
+     * the stack trace. It is not the cause, because frameworks walk the cause chain for exception types
+     * such as {@code EOFException} (a driver's, here) and take them for an HTTP client that went away.
      */
     public static LockBackendException storeFailure(String operation, Throwable storeException) {
         LockBackendException failure = new LockBackendException(operation + ": " + storeException, null);

@@ -323,8 +323,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 renewGroup(connection, batch, group.getKey(), group.getValue(), results);
             }
         } catch (SQLException e) {
-            throw new LockBackendException("JDBC renew of " + batch.size() + " keys starting with '"
-                    + batch.get(0).key() + "' failed: " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("JDBC renew of " + batch.size() + " keys starting with '"
+                    + batch.get(0).key() + "' failed", e);
         }
         return List.of(results);
     }
@@ -406,7 +406,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
              ResultSet row = statement.executeQuery()) {
             row.next();
         } catch (SQLException e) {
-            throw new LockBackendException("JDBC ping failed: " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("JDBC ping failed", e);
         }
         return System.nanoTime() - start;
     }
@@ -436,7 +436,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 }
             }
         } catch (SQLException e) {
-            throw new LockBackendException("JDBC cleanup of idle rows in " + table + " failed: " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("JDBC cleanup of idle rows in " + table + " failed", e);
         }
         return deleted;
     }
@@ -516,8 +516,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     private LockBackendException failure(String operation, String key, SQLException e) {
-        return new LockBackendException("JDBC " + operation + " of key '" + key + "' in " + table + " failed: "
-                + e.getMessage(), e);
+        return LockBackendException.storeFailure("JDBC " + operation + " of key '" + key + "' in " + table + " failed", e);
     }
 
     private static void requireOwner(String owner) {
@@ -543,8 +542,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 }
             }
         } catch (SQLException e) {
-            throw new LockBackendException("createSchema failed for table " + table + " (" + dialect + "): "
-                    + e.getMessage(), e);
+            throw LockBackendException.storeFailure("createSchema failed for table " + table + " (" + dialect + ")", e);
         }
     }
 
@@ -570,8 +568,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         try (Connection connection = dataSource.getConnection()) {
             return JdbcDialect.detect(connection.getMetaData());
         } catch (SQLException e) {
-            throw new LockBackendException("dlock JDBC store: cannot connect to detect the database dialect (set "
-                    + "dialect(...) to start without a connection): " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("dlock JDBC store: cannot connect to detect the database dialect (set "
+                    + "dialect(...) to start without a connection)", e);
         }
     }
 

@@ -411,8 +411,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
                     ? List.of((List<?>) script.run(client, scripts.get(0).keys, scripts.get(0).args))
                     : renewals.run(scripts);
         } catch (JedisException e) {
-            throw new LockBackendException("Redis renew of " + batch.size() + " keys starting with '"
-                    + batch.get(0).key() + "' failed: " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("Redis renew of " + batch.size() + " keys starting with '"
+                    + batch.get(0).key() + "' failed", e);
         }
         for (int s = 0; s < scripts.size(); s++) {
             List<Integer> positions = scripts.get(s).positions;
@@ -475,7 +475,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         try {
             client.ping();
         } catch (JedisException e) {
-            throw new LockBackendException("Redis ping failed: " + e.getMessage(), e);
+            throw LockBackendException.storeFailure("Redis ping failed", e);
         }
         return System.nanoTime() - start;
     }
@@ -573,7 +573,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     private static LockBackendException failure(String operation, String key, JedisException e) {
-        return new LockBackendException("Redis " + operation + " of key '" + key + "' failed: " + e.getMessage(), e);
+        return LockBackendException.storeFailure("Redis " + operation + " of key '" + key + "' failed", e);
     }
 
     private static long toLong(Object reply) {

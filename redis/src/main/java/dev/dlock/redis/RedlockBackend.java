@@ -269,7 +269,7 @@ public final class RedlockBackend implements LockBackend {
         int safe = alreadySafe + raised.answered();
         boolean impossible = safe + raised.pending() < safeCountersNeeded;
         if (safe < safeCountersNeeded && (impossible || remainingValidityMillis(start, leaseMillis) > 0)) {
-            throw new LockBackendException("Redlock tryAcquire of key '" + key + "': fencing token " + token
+            throw quorumFailure("Redlock tryAcquire of key '" + key + "': fencing token " + token
                     + " is safe (fencing counter at least as large) on only " + safe + " of " + nodes.size()
                     + " Redis masters, " + safeCountersNeeded + " needed so that every later quorum issues a larger"
                     + " token; the lock was released and the token not handed out", raised.firstFailure());
@@ -453,14 +453,18 @@ public final class RedlockBackend implements LockBackend {
         return answer.value() instanceof AcquireResult.Acquired || answer.failure() != null && mayHaveReached(answer.failure());
     }
 
-    /** False only when the failure proves the command never left this JVM (connection refused, no pooled connection). */
+    /**
+     * False only when the failure proves the command never left this JVM (connection refused, no pooled
+     * connection). Suppressed exceptions are searched too: they hold the client's exception of a store
+     * failure, and the refused addresses of a Jedis connect.
+     */
     private static boolean mayHaveReached(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof ConnectException || cause instanceof NoSuchElementException) {
                 return false;
             }
             for (Throwable suppressed : cause.getSuppressed()) {
-                if (suppressed instanceof ConnectException) {
+                if (!mayHaveReached(suppressed)) {
                     return false;
                 }
             }
@@ -477,7 +481,7 @@ public final class RedlockBackend implements LockBackend {
         if (view.pending() > 0) {
             missing.add(view.pending() + " not heard from");
         }
-        return new LockBackendException("Redlock " + operation + ": only " + answered + " of " + nodes.size()
+        return quorumFailure("Redlock " + operation + ": only " + answered + " of " + nodes.size()
                 + " Redis masters answered" + (missing.isEmpty() ? "" : " (" + String.join(", ", missing) + ")")
                 + ", " + quorum + " needed", view.firstFailure());
     }
@@ -485,6 +489,13 @@ public final class RedlockBackend implements LockBackend {
     private static long remainingValidityMillis(long start, long leaseMillis) {
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + 1;
         return leaseMillis - elapsedMillis - driftMillis(leaseMillis);
+    }
+
+    /** A failure of the quorum, caused by one master's store failure; any other failure of a master is named and kept as suppressed. */
+    private static LockBackendException quorumFailure(String message, Throwable firstFailure) {
+        return firstFailure == null || firstFailure instanceof LockBackendException
+                ? new LockBackendException(message, (LockBackendException) firstFailure)
+                : LockBackendException.storeFailure(message, firstFailure);
     }
 
     private static void rethrowUnexpected(View<?> view) {

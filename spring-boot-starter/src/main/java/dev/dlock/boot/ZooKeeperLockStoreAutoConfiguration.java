@@ -49,7 +49,6 @@ public class ZooKeeperLockStoreAutoConfiguration {
                 .retryPolicy(new ExponentialBackoffRetry(100, 5))
                 .build();
         client.start();
-        log.info("dlock connects to ZooKeeper {}", connectString);
         return client;
     }
 
@@ -59,7 +58,11 @@ public class ZooKeeperLockStoreAutoConfiguration {
     public ZooKeeperLockBackend dlockZooKeeperLockBackend(CuratorFramework client, ZooKeeperStoreProperties properties) {
         ZooKeeperLockBackend.Builder builder = ZooKeeperLockBackend.builder(client);
         set(ZooKeeperStoreProperties.PREFIX + ".base-path", () -> builder.basePath(properties.getBasePath()));
-        return builder.build();
+        ZooKeeperLockBackend backend = builder.build();
+        // Also over the application's own client; a connect string holds hosts and a chroot, never credentials.
+        log.info("dlock locks in ZooKeeper {} under {}", client.getZookeeperClient().getCurrentConnectionString(),
+                properties.getBasePath());
+        return backend;
     }
 
     private static int positiveMillis(String property, Duration duration) {

@@ -523,7 +523,7 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
     }
 
     private static LockBackendException failure(String what, Exception e) {
-        return new LockBackendException("dlock could not " + what + " in ZooKeeper: " + e, e);
+        return LockBackendException.storeFailure("dlock could not " + what + " in ZooKeeper", e);
     }
 
     /** Configures a {@link ZooKeeperLockBackend}. */

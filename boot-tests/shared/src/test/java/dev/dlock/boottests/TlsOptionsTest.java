@@ -121,11 +121,15 @@ class TlsOptionsTest {
         }
     }
 
-    /** The lock is not taken, for a TLS failure of {@code type} (whose message names {@code detail}) somewhere in the causes. */
+    /**
+     * The lock is not taken, for a TLS failure of {@code type} (whose message names {@code detail}) among the
+     * causes of the client's exception, which the store failure carries as suppressed.
+     */
     private static void assertRefused(LockManager locks, Class<? extends Exception> type, String detail) {
         assertThatThrownBy(() -> locks.acquire("refused", Duration.ZERO).close())
                 .satisfies(failure -> {
-                    Throwable cause = failure;
+                    assertThat(failure.getSuppressed()).as("the client's exception of %s", failure).hasSize(1);
+                    Throwable cause = failure.getSuppressed()[0];
                     while (cause != null && !type.isInstance(cause)) {
                         cause = cause.getCause();
                     }

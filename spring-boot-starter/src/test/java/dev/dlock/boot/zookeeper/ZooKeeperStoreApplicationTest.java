@@ -16,9 +16,12 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -34,8 +37,10 @@ import redis.clients.jedis.UnifiedJedis;
 /**
  * {@code dlock.store=zookeeper} in a Boot application, on an in-process ZooKeeper: annotated methods
  * lock in ZooKeeper (an overlap detector under 8 threads), an application's own Curator client is
- * reused, and a missing ensemble fails the start naming the property. No Redis is configured or contacted.
+ * reused (the startup log names the ensemble either way), and a missing ensemble fails the start naming
+ * the property. No Redis is configured or contacted.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class ZooKeeperStoreApplicationTest {
 
     private static TestingServer zookeeper;
@@ -121,9 +126,11 @@ class ZooKeeperStoreApplicationTest {
     }
 
     @Test
-    void theApplicationsCuratorClientIsReused() {
+    void theApplicationsCuratorClientIsReused(CapturedOutput output) {
         runner.withUserConfiguration(OwnCurator.class).run(context -> {
             assertThat(context).hasNotFailed();
+            assertThat(output.getAll()).as("the startup log names the store")
+                    .contains("dlock locks in ZooKeeper " + zookeeper.getConnectString() + " under /dlock");
             assertThat(context.getBeansOfType(CuratorFramework.class)).containsOnlyKeys("applicationCurator");
             context.getBean(Counter.class).increment("once");
             assertThat(context.getBean(Counter.class).detector().counter()).isEqualTo(1);

@@ -135,6 +135,7 @@ class ZooKeeperStoreApplicationTest {
 
     @Test
     void theDigestSecretAppearsInNoLogAndNoActuatorAnswer(CapturedOutput output) throws Exception {
+        assertThat(output.getAll()).as("captured log").contains("dlock locks in ZooKeeper " + ZOOKEEPER.getConnectString());
         AppChecks.assertSecretInNoActuatorAnswerAndNoLog(port, ledger, output, SECRET);
     }
 

@@ -10,8 +10,12 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
+import org.xml.sax.InputSource;
 
 import java.io.IOException;
+import java.io.StringReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -28,14 +33,16 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.xml.parsers.DocumentBuilderFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's first screen, followed by a Boot user: a new application with the Redis starter, the
- * README's application.yml (quickstart.yml, compared with the README's block) and its OrderService
- * (compared word for word), against a real redis-server. The one difference: the Redis URL points at
- * the server this test starts instead of localhost:6379.
+ * The README's first screen, followed by a Boot user: a new application with exactly the README's
+ * dependencies (this module's pom, compared with the README's block), the README's application.yml
+ * (quickstart.yml, compared with the README's block) and its OrderService (compared word for word),
+ * against a real redis-server. The one difference: the Redis URL points at the server this test starts
+ * instead of localhost:6379.
  */
 // Spring Boot's tests switch metrics export off unless asked; the Prometheus scrape is part of the quick start.
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -43,6 +50,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class QuickStartTest {
 
     private static final Path README = Path.of("../../README.md");
+    private static final Path POM = Path.of("pom.xml");
     private static final Path SERVICE_SOURCE = Path.of("src/test/java/dev/dlock/quickstart/OrderService.java");
     private static final Path YAML = Path.of("src/test/resources/quickstart.yml");
 
@@ -76,7 +84,18 @@ class QuickStartTest {
         String service = source.substring(source.indexOf("// README quick start: begin") + "// README quick start: begin".length(),
                 source.indexOf("// README quick start: end")).strip();
         assertThat(firstBlock(readme, "java")).as("README's service").isEqualTo(service);
-        assertThat(firstBlock(readme, "xml")).as("README's dependency").contains("<artifactId>dlock-redis-spring-boot-starter</artifactId>");
+    }
+
+    @Test
+    void theReadmeListsExactlyThisApplicationsDependencies() throws Exception {
+        Element pom = parseXml(Files.readString(POM));
+        String projectVersion = child(child(pom, "parent"), "version").getTextContent();
+        List<String> application = dependencies(child(pom, "dependencies")).stream()
+                .filter(dependency -> !dependency.endsWith("@test"))
+                .map(dependency -> dependency.replace("${project.version}", projectVersion))
+                .toList();
+        List<String> readme = dependencies(parseXml("<dependencies>" + firstBlock(Files.readString(README), "xml") + "</dependencies>"));
+        assertThat(readme).as("README's dependencies (groupId:artifactId:version@scope)").isEqualTo(application);
     }
 
     @Test
@@ -113,6 +132,42 @@ class QuickStartTest {
                 .contains("dlock_active{lock_name=\"OrderService.ship\"}");
         // The dlock contributor (a store ping) is part of the overall health; details need show-details.
         assertThat(JsonPath.<String>read(get("/actuator/health").body(), "$.status")).isEqualTo("UP");
+    }
+
+    @Test
+    void withTheReadmesYamlTheDlockHealthComponentHasNoPageOfItsOwn() throws Exception {
+        // The README says so: /actuator/health/dlock needs show-components (QuickStartHealthTest sets it).
+        assertThat(get("/actuator/health/dlock").statusCode()).isEqualTo(404);
+    }
+
+    /** groupId:artifactId[:version][@scope] of each {@code <dependency>} directly under {@code dependencies}. */
+    private static List<String> dependencies(Element dependencies) {
+        List<String> coordinates = new ArrayList<>();
+        for (Node node = dependencies.getFirstChild(); node != null; node = node.getNextSibling()) {
+            if (node instanceof Element dependency && dependency.getTagName().equals("dependency")) {
+                Element version = child(dependency, "version");
+                Element scope = child(dependency, "scope");
+                coordinates.add(child(dependency, "groupId").getTextContent() + ":" + child(dependency, "artifactId").getTextContent()
+                        + (version == null ? "" : ":" + version.getTextContent())
+                        + (scope == null ? "" : "@" + scope.getTextContent()));
+            }
+        }
+        return coordinates;
+    }
+
+    private static Element parseXml(String xml) throws Exception {
+        return DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                .parse(new InputSource(new StringReader(xml))).getDocumentElement();
+    }
+
+    /** The first child element named {@code name}, or null. */
+    private static Element child(Element parent, String name) {
+        for (Node node = parent.getFirstChild(); node != null; node = node.getNextSibling()) {
+            if (node instanceof Element element && element.getTagName().equals(name)) {
+                return element;
+            }
+        }
+        return null;
     }
 
     /** The body of the first fenced block of a language in the README. */

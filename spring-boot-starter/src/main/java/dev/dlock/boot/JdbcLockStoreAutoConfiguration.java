@@ -3,6 +3,7 @@ package dev.dlock.boot;
 import javax.sql.DataSource;
 
 import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
 import dev.dlock.jdbc.JdbcLockBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,8 +44,9 @@ public class JdbcLockStoreAutoConfiguration {
                                                 JdbcStoreProperties jdbc) {
         DataSource dataSource = dataSources.getIfUnique();
         if (dataSource == null) {
-            throw new IllegalStateException(PREFIX + ".store=jdbc needs one DataSource bean (spring.datasource.* "
-                    + "or your own); found " + dataSources.stream().count());
+            throw new DistributedLockStartupException(PREFIX + ".store=jdbc needs one DataSource bean; found "
+                    + dataSources.stream().count(), "Configure spring.datasource.* (with Spring Boot's JDBC starter), or "
+                    + "define one DataSource bean (or mark one @Primary).", null);
         }
         JdbcLockBackend.Builder builder = JdbcLockBackend.builder(dataSource);
         String jdbcPrefix = JdbcStoreProperties.PREFIX;
@@ -57,8 +59,28 @@ public class JdbcLockStoreAutoConfiguration {
         set(jdbcPrefix + ".idle-row-retention", () -> builder.idleRowRetention(jdbc.getIdleRowRetention()));
         set(jdbcPrefix + ".cleanup-interval", () -> builder.cleanupInterval(jdbc.getCleanupInterval()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
-        JdbcLockBackend backend = builder.build();
+        JdbcLockBackend backend;
+        try {
+            backend = builder.build();
+        } catch (LockBackendException e) {
+            throw new DistributedLockStartupException("dlock cannot prepare its lock table " + jdbc.getTableName()
+                    + " on the application's DataSource: " + rootMessage(e), "Check the DataSource's settings "
+                    + "(spring.datasource.url, username and password, or your DataSource bean)"
+                    + (jdbc.getDialect() == null ? "; to start without connecting, set " + jdbcPrefix
+                    + ".dialect (postgresql, mariadb or h2)" : "")
+                    + (jdbc.isCreateSchema() ? "; " + jdbcPrefix + ".create-schema=true needs a database user that may "
+                    + "create the table and its sequence" : "") + ".", e);
+        }
         log.info("dlock locks in table {} ({})", backend.tableName(), backend.dialect());
         return backend;
+    }
+
+    /** The driver's own words: the deepest cause's message, without the store's wording around it. */
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getMessage();
     }
 }

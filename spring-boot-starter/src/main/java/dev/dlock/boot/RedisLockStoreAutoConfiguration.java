@@ -46,6 +46,8 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 public class RedisLockStoreAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStoreAutoConfiguration.class);
+    private static final String REDIS_BACKEND = "dlockLockBackend";
+    private static final String REDLOCK_BACKEND = "dlockRedlockBackend";
 
     /** The clients of the Redlock masters, when {@code dlock.redis.redlock.nodes} is set; closed with the context. */
     @Bean(destroyMethod = "close")
@@ -58,7 +60,7 @@ public class RedisLockStoreAutoConfiguration {
     }
 
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
-    @Bean(destroyMethod = "close")
+    @Bean(name = REDLOCK_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.class)
     public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
@@ -89,7 +91,7 @@ public class RedisLockStoreAutoConfiguration {
     }
 
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
-    @Bean(destroyMethod = "close")
+    @Bean(name = REDIS_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.Not.class)
     public RedisLockBackend dlockLockBackend(@DlockRedisClient UnifiedJedis redis, DistributedLockProperties properties) {
@@ -102,6 +104,20 @@ public class RedisLockStoreAutoConfiguration {
         }
         builder.coalesceRoundTrips(properties.getRedis().isCoalesceRoundTrips());
         return builder.build();
+    }
+
+    /**
+     * Checks {@code dlock.redis.*} before any bean is created (see {@link EarlyPropertiesCheck}), unless the
+     * application brings its own store, which these values do not configure.
+     */
+    @Bean
+    static EarlyPropertiesCheck dlockRedisPropertiesCheck(Environment environment) {
+        return new EarlyPropertiesCheck(beanFactory -> {
+            // A condition on this method would see the stores declared above, and decide on them instead.
+            if (beanFactory.containsBeanDefinition(REDIS_BACKEND) || beanFactory.containsBeanDefinition(REDLOCK_BACKEND)) {
+                RedisConnectionSettings.check(EarlyPropertiesCheck.dlock(environment).getRedis());
+            }
+        });
     }
 
     /** Turns {@code property=bundleName} into the bundle, failing naming the property. */

@@ -32,6 +32,8 @@ import org.springframework.context.annotation.Conditional;
 public class ZooKeeperLockStoreAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockStoreAutoConfiguration.class);
+    private static final String CONNECT_STRING = ZooKeeperStoreProperties.PREFIX + ".connect-string";
+    private static final String CONNECTION_TIMEOUT = ZooKeeperStoreProperties.PREFIX + ".connection-timeout";
 
     /** A Curator client from {@code dlock.zookeeper.*}, started here and closed with the context. */
     @Bean(destroyMethod = "close")
@@ -39,13 +41,13 @@ public class ZooKeeperLockStoreAutoConfiguration {
     public CuratorFramework dlockCuratorFramework(ZooKeeperStoreProperties properties) {
         String connectString = properties.getConnectString();
         if (connectString == null || connectString.isBlank()) {
-            throw new IllegalStateException(ZooKeeperStoreProperties.PREFIX + ".connect-string is not set: dlock.store=zookeeper "
-                    + "needs the ensemble (host:port[,host:port...]) or a CuratorFramework bean");
+            throw new DistributedLockStartupException(CONNECT_STRING + " is not set: dlock.store=zookeeper needs the ensemble",
+                    "Set " + CONNECT_STRING + " to host:port[,host:port...], or define a CuratorFramework bean.", null);
         }
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs(positiveMillis(ZooKeeperStoreProperties.PREFIX + ".session-timeout", properties.getSessionTimeout()))
-                .connectionTimeoutMs(positiveMillis(ZooKeeperStoreProperties.PREFIX + ".connection-timeout", properties.getConnectionTimeout()))
+                .connectionTimeoutMs(positiveMillis(CONNECTION_TIMEOUT, properties.getConnectionTimeout()))
                 .retryPolicy(new ExponentialBackoffRetry(100, 5))
                 .build();
         client.start();
@@ -64,7 +66,8 @@ public class ZooKeeperLockStoreAutoConfiguration {
 
     private static int positiveMillis(String property, Duration duration) {
         if (duration == null || duration.isNegative() || duration.isZero() || duration.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(property + " must be a positive duration, was " + duration);
+            throw DistributedLockStartupException.invalid(property, "must be a positive duration, was "
+                    + (duration == null ? "nothing" : BuilderProperty.asWritten(duration)), null);
         }
         return (int) duration.toMillis();
     }

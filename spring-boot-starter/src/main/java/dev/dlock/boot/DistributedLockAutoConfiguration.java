@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.core.env.Environment;
 
 import java.util.Locale;
@@ -36,8 +37,9 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * gives the in-memory store here), and the aspect with its startup validation. Every bean backs off when the application
  * defines one of the same type; {@code dlock.enabled=false} turns it all off. Each {@code dlock.*}
  * value goes to the builder that owns its rule through {@link BuilderProperty}, so a refused value
- * fails the start naming the property, before any bean is created; Spring Boot reports it through
- * {@link DistributedLockFailureAnalyzer}.
+ * fails the start naming the property, before any bean is created; with {@code dlock.verify-on-start}
+ * the store is checked once before the application takes traffic. Spring Boot reports either failure
+ * through {@link DistributedLockFailureAnalyzer}.
  */
 @AutoConfiguration
 @ConditionalOnClass(LockManager.class)
@@ -92,6 +94,14 @@ public class DistributedLockAutoConfiguration {
                 throw noStore(environment);
             }
         });
+    }
+
+    /** dlock.verify-on-start: one check of the store once every bean exists, before the application takes traffic. */
+    @Bean
+    @Lazy(false)
+    @ConditionalOnBooleanProperty(name = PREFIX + ".verify-on-start", matchIfMissing = true)
+    VerifyOnStart dlockVerifyOnStart(ObjectProvider<LockManager> lockManager, ObjectProvider<StoreStartupCheck> checks) {
+        return new VerifyOnStart(lockManager, checks);
     }
 
     /** Hands the lock manager's {@code dlock.*} values to {@code builder}, each refused value naming its property. */

@@ -26,6 +26,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Where the auto-configured Redis client connects, resolved from {@code dlock.redis.*} or, when
@@ -392,6 +393,33 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     private static String dlockBundle(DistributedLockProperties.Redis redis) {
         String bundle = redis.getSslBundle();
         return bundle == null || bundle.isBlank() ? null : DLOCK_REDIS + ".ssl-bundle=" + bundle.trim();
+    }
+
+    /** Why dlock cannot use this Redis, for a startup failure: where it is, from where, and {@code failure}'s reason. */
+    String cannotUse(RuntimeException failure) {
+        return "dlock cannot use Redis at " + nodes.stream().map(HostAndPort::toString).collect(Collectors.joining(", "))
+                + " (" + mode.name().toLowerCase(Locale.ROOT) + ", from " + configuredBy() + "): " + failure.getMessage();
+    }
+
+    /** What to check when this Redis cannot be used. */
+    String checkAdvice() {
+        return "Check " + configuredBy() + ": Redis must be running there and let dlock's user in.";
+    }
+
+    /** The properties (or the connection details bean) that say where this Redis is. */
+    private String configuredBy() {
+        if (source.equals(DLOCK_REDIS + ".redlock")) {
+            return source + ".nodes";
+        }
+        if (!source.equals(DLOCK_REDIS) && !source.equals(SPRING_DATA_REDIS)) {
+            return source;
+        }
+        return switch (mode) {
+            case STANDALONE -> source.equals(DLOCK_REDIS) ? DLOCK_REDIS + ".url"
+                    : SPRING_DATA_REDIS + ".url, or " + SPRING_DATA_REDIS + ".host and " + SPRING_DATA_REDIS + ".port";
+            case SENTINEL -> source + ".sentinel.nodes and " + source + ".sentinel.master";
+            case CLUSTER -> source + ".cluster.nodes";
+        };
     }
 
     /** Describes the target without credentials, for logs. */

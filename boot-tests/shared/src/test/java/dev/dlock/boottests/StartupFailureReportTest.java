@@ -59,6 +59,22 @@ class StartupFailureReportTest {
         assertThat(report.action()).contains("redis://127.0.0.1:" + NOTHING_LISTENS);
     }
 
+    /** dlock.verify-on-start (on by default): a Redis that does not answer stops the start, naming where it was looked for. */
+    @Test
+    void aRedisThatDoesNotAnswerStopsTheStartNamingTheUrl(CapturedOutput output) {
+        Report report = failedStart(output, UNREACHABLE);
+        assertThat(report.description()).startsWith("dlock cannot use Redis at 127.0.0.1:" + NOTHING_LISTENS + " (standalone, from dlock.redis.url)");
+        assertThat(report.action()).contains("dlock.redis.url").contains("dlock.verify-on-start=false");
+    }
+
+    /** With dlock.verify-on-start=false the application starts as before; locks fail until the store answers. */
+    @Test
+    void verifyOnStartFalseStartsWithoutTheStore() {
+        try (ConfigurableApplicationContext context = run(UNREACHABLE, "dlock.verify-on-start=false")) {
+            assertThat(context.isActive()).isTrue();
+        }
+    }
+
     /**
      * The shared stock service with auto-configuration, without a web server and without scanning the
      * package (whose other tests' configurations would come along).

@@ -397,7 +397,10 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         return Optional.ofNullable(releaseNotices);
     }
 
-    /** One {@code SELECT 1} round trip on a pooled connection, in nanoseconds. */
+    /**
+     * One round trip on a pooled connection, in nanoseconds: a query on the lock table that reads no row,
+     * so that a missing table (or a user without access to it) fails the ping, not only the first lock.
+     */
     @Override
     public long ping() {
         long start = System.nanoTime();

@@ -36,7 +36,7 @@ final class LockStatements {
     final String state;
     /** Deletes up to a batch of rows free for longer than the retention. Parameters: retention ms, limit (PostgreSQL: retention ms again). */
     final String sweep;
-    /** The cheapest round trip. */
+    /** The cheapest round trip that still needs the lock table: no row is read, but a missing table fails it. */
     final String ping;
     private final JdbcDialect dialect;
     private final String table;
@@ -51,7 +51,7 @@ final class LockStatements {
         this.releaseReturnsRows = releaseReturnsRows;
         this.state = "SELECT token, owner IS NULL OR expires_at <= " + now(dialect) + " FROM " + table + " WHERE lock_key = ?";
         this.sweep = sweep;
-        this.ping = "SELECT 1";
+        this.ping = "SELECT 1 FROM " + table + " WHERE 1 = 0";
     }
 
     /** The statements of {@code dialect} over {@code table} and its sequence {@code sequence}. */

@@ -7,11 +7,13 @@ import dev.dlock.core.InMemoryLockBackend;
 import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import org.aspectj.lang.annotation.Aspect;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -20,8 +22,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.core.env.Environment;
 
+import java.util.Locale;
 
 import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
@@ -33,7 +37,9 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * gives the in-memory store here), and the aspect with its startup validation. Every bean backs off when the application
  * defines one of the same type; {@code dlock.enabled=false} turns it all off. Each {@code dlock.*}
  * value goes to the builder that owns its rule through {@link BuilderProperty}, so a refused value
- * fails the start naming the property.
+ * fails the start naming the property, before any bean is created; with {@code dlock.verify-on-start}
+ * the store is checked once before the application takes traffic. Spring Boot reports either failure
+ * through {@link DistributedLockFailureAnalyzer}.
  */
 @AutoConfiguration
 @ConditionalOnClass(LockManager.class)
@@ -42,6 +48,7 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 public class DistributedLockAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(DistributedLockAutoConfiguration.class);
+    private static final String LOCK_MANAGER = "dlockLockManager";
 
     /** The in-memory store, when {@code dlock.store=in-memory}: no Redis is configured or contacted. */
     @Bean(destroyMethod = "close")
@@ -53,25 +60,70 @@ public class DistributedLockAutoConfiguration {
     }
 
     /** The lock manager, reporting to every {@link LockListener} bean (metrics included). */
-    @Bean(destroyMethod = "close")
+    @Bean(name = LOCK_MANAGER, destroyMethod = "close")
     @ConditionalOnMissingBean(LockManager.class)
     public LockManager dlockLockManager(ObjectProvider<LockBackend> backends, DistributedLockProperties properties,
                                         ObjectProvider<LockListener> listeners, Environment environment) {
         LockBackend backend = backends.getIfAvailable(() -> {
-            String store = StoreCondition.chosen(environment, DistributedLockAutoConfiguration.class.getClassLoader())
-                    .name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
-            throw new IllegalStateException("dlock has no lock store: " + PREFIX + ".store=" + store
-                    + " needs dev.dlock:dlock-" + store + "-spring-boot-starter on the class path; or set " + PREFIX
-                    + ".store=in-memory for locks within this JVM only, or define one LockBackend bean");
+            throw noStore(environment);
         });
-        LockManager.Builder builder = LockManager.builder(backend);
+        LockManager.Builder builder = configure(LockManager.builder(backend), properties);
+        listeners.orderedStream().forEach(builder::listener);
+        return builder.build();
+    }
+
+    /**
+     * Checks the lock manager's values, and that some store will be there, before any bean is created
+     * (see {@link EarlyPropertiesCheck}); the rules stay the builders', applied here to throwaway builders.
+     * Nothing is checked when the application defines its own lock manager, which these values do not configure.
+     */
+    @Bean
+    static EarlyPropertiesCheck dlockPropertiesCheck(Environment environment) {
+        return new EarlyPropertiesCheck(beanFactory -> {
+            // A condition on this method would see dlockLockManager, declared above, and always skip the check.
+            if (!beanFactory.containsBeanDefinition(LOCK_MANAGER)) {
+                return;
+            }
+            DistributedLockProperties properties = EarlyPropertiesCheck.dlock(environment);
+            // The manager's builder needs a store; an in-memory one holds no connection and no thread.
+            try (InMemoryLockBackend rulesOnly = new InMemoryLockBackend()) {
+                configure(LockManager.builder(rulesOnly), properties);
+            }
+            set(PREFIX + ".abort-check-interval", () -> LockRequest.validAbortCheckInterval(properties.getAbortCheckInterval()));
+            if (beanFactory.getBeanNamesForType(LockBackend.class, true, false).length == 0) {
+                throw noStore(environment);
+            }
+        });
+    }
+
+    /** dlock.verify-on-start: one check of the store once every bean exists, before the application takes traffic. */
+    @Bean
+    @Lazy(false)
+    @ConditionalOnBooleanProperty(name = PREFIX + ".verify-on-start", matchIfMissing = true)
+    VerifyOnStart dlockVerifyOnStart(ObjectProvider<LockManager> lockManager, ObjectProvider<StoreStartupCheck> checks) {
+        return new VerifyOnStart(lockManager, checks);
+    }
+
+    /** Hands the lock manager's {@code dlock.*} values to {@code builder}, each refused value naming its property. */
+    private static LockManager.Builder configure(LockManager.Builder builder, DistributedLockProperties properties) {
         set(PREFIX + ".wait-time", () -> builder.waitTime(properties.getWaitTime()));
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
-        builder.localHandOff(properties.isLocalHandOff());
-        listeners.orderedStream().forEach(builder::listener);
-        return builder.build();
+        return builder.localHandOff(properties.isLocalHandOff());
+    }
+
+    /** The chosen store has no auto-configuration (its module is missing) and the application defines no store. */
+    private static DistributedLockStartupException noStore(Environment environment) {
+        String store = StoreCondition.chosen(environment, DistributedLockAutoConfiguration.class.getClassLoader())
+                .name().toLowerCase(Locale.ROOT).replace('_', '-');
+        // Boot 3.5 applications take the -boot3- starters.
+        String version = SpringBootVersion.getVersion();
+        String starter = "dev.dlock:dlock-" + store
+                + (version != null && version.startsWith("3.") ? "-spring-boot3-starter" : "-spring-boot-starter");
+        return new DistributedLockStartupException(PREFIX + ".store=" + store + " needs " + starter + " on the class path",
+                "Add the dependency " + starter + ", or set " + PREFIX + ".store=in-memory for locks within this JVM only, "
+                        + "or define one LockBackend bean.", null);
     }
 
     /** The {@code @DistributedLock} aspect and its startup validation, each replaceable. */

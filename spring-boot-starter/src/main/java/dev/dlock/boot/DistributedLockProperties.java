@@ -55,6 +55,14 @@ public class DistributedLockProperties {
      */
     private boolean localHandOff = true;
 
+    /**
+     * Whether the start checks the lock store once, after every bean is created and before the application takes
+     * traffic: one round trip (Redis PING; for ZooKeeper, a connection within dlock.zookeeper.connection-timeout;
+     * for JDBC, a query on the lock table), failing the start with the property to fix. Off: the store is first
+     * contacted by the first lock.
+     */
+    private boolean verifyOnStart = true;
+
     private final Watchdog watchdog = new Watchdog();
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
@@ -142,6 +150,16 @@ public class DistributedLockProperties {
     /** Sets whether released locks pass straight to the next local waiter. */
     public void setLocalHandOff(boolean localHandOff) {
         this.localHandOff = localHandOff;
+    }
+
+    /** Whether the start checks the lock store once. */
+    public boolean isVerifyOnStart() {
+        return verifyOnStart;
+    }
+
+    /** Sets whether the start checks the lock store once. */
+    public void setVerifyOnStart(boolean verifyOnStart) {
+        this.verifyOnStart = verifyOnStart;
     }
 
     /** The watchdog settings. */

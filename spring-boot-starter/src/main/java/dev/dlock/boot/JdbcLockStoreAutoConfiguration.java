@@ -1,8 +1,11 @@
 package dev.dlock.boot;
 
+import java.sql.SQLException;
+
 import javax.sql.DataSource;
 
 import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
 import dev.dlock.jdbc.JdbcLockBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +25,8 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * The JDBC lock store for {@code dlock.store=jdbc}, over the application's {@link DataSource}
  * (give the pool, not a transaction-aware proxy: lock statements never join the caller's
  * transaction). Runs after Boot's DataSource auto-configuration and before the store-neutral
- * {@link DistributedLockAutoConfiguration}, which builds the lock manager over it.
+ * {@link DistributedLockAutoConfiguration}, which builds the lock manager over it and, with
+ * {@code dlock.verify-on-start}, has this configuration's check query the lock table once at startup.
  */
 // Boot 4 and Boot 3.5 keep DataSourceAutoConfiguration in different packages; the line's own name is found, the other ignored.
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class,
@@ -43,8 +47,9 @@ public class JdbcLockStoreAutoConfiguration {
                                                 JdbcStoreProperties jdbc) {
         DataSource dataSource = dataSources.getIfUnique();
         if (dataSource == null) {
-            throw new IllegalStateException(PREFIX + ".store=jdbc needs one DataSource bean (spring.datasource.* "
-                    + "or your own); found " + dataSources.stream().count());
+            throw new DistributedLockStartupException(PREFIX + ".store=jdbc needs one DataSource bean; found "
+                    + dataSources.stream().count(), "Configure spring.datasource.* (with Spring Boot's JDBC starter), or "
+                    + "define one DataSource bean (or mark one @Primary).", null);
         }
         JdbcLockBackend.Builder builder = JdbcLockBackend.builder(dataSource);
         String jdbcPrefix = JdbcStoreProperties.PREFIX;
@@ -57,8 +62,66 @@ public class JdbcLockStoreAutoConfiguration {
         set(jdbcPrefix + ".idle-row-retention", () -> builder.idleRowRetention(jdbc.getIdleRowRetention()));
         set(jdbcPrefix + ".cleanup-interval", () -> builder.cleanupInterval(jdbc.getCleanupInterval()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
-        JdbcLockBackend backend = builder.build();
+        JdbcLockBackend backend;
+        try {
+            backend = builder.build();
+        } catch (LockBackendException e) {
+            throw new DistributedLockStartupException("dlock cannot prepare its lock table " + jdbc.getTableName()
+                    + " on the application's DataSource: " + rootMessage(e), "Check the DataSource's settings "
+                    + "(spring.datasource.url, username and password, or your DataSource bean)"
+                    + (jdbc.getDialect() == null ? "; to start without connecting, set " + jdbcPrefix
+                    + ".dialect (postgresql, mariadb or h2)" : "")
+                    + (jdbc.isCreateSchema() ? "; " + jdbcPrefix + ".create-schema=true needs a database user that may "
+                    + "create the table and its sequence" : "") + ".", e);
+        }
         log.info("dlock locks in table {} ({})", backend.tableName(), backend.dialect());
         return backend;
+    }
+
+    /**
+     * dlock.verify-on-start for the JDBC store: one query on the lock table. A missing (or unreadable) table
+     * fails naming the shipped DDL and {@code dlock.jdbc.create-schema}; a database that cannot be reached,
+     * the DataSource's settings.
+     */
+    @Bean
+    StoreStartupCheck dlockJdbcStartupCheck() {
+        return backend -> {
+            if (!(backend instanceof JdbcLockBackend jdbc)) {
+                return false;
+            }
+            StoreStartupCheck.ping(jdbc, e -> {
+                SQLException sql = sqlCause(e);
+                // SQLState class 42 (syntax error or access rule violation): the table is missing or not ours to read.
+                if (sql != null && sql.getSQLState() != null && sql.getSQLState().startsWith("42")) {
+                    return StoreStartupCheck.failed("dlock's lock table " + jdbc.tableName() + " is missing or cannot be read: "
+                            + sql.getMessage(), "Create it with the DDL shipped in dlock-jdbc as "
+                            + jdbc.dialect().schemaResource().substring(1) + " (with your migrations), or set "
+                            + JdbcStoreProperties.PREFIX + ".create-schema=true to create it at startup; "
+                            + JdbcStoreProperties.PREFIX + ".table-name names the table.", e);
+                }
+                return StoreStartupCheck.failed("dlock cannot reach the database of the application's DataSource: "
+                        + rootMessage(e), "Check the DataSource's settings (spring.datasource.url, username and password, "
+                        + "or your DataSource bean).", e);
+            });
+            return true;
+        };
+    }
+
+    private static SQLException sqlCause(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql) {
+                return sql;
+            }
+        }
+        return null;
+    }
+
+    /** The driver's own words: the deepest cause's message, without the store's wording around it. */
+    private static String rootMessage(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        return root.getMessage();
     }
 }

@@ -26,6 +26,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Where the auto-configured Redis client connects, resolved from {@code dlock.redis.*} or, when
@@ -178,13 +179,14 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         static Checked of(DistributedLockProperties.Redis redis) {
             Duration timeout = redis.getTimeout();
             if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-                throw new IllegalArgumentException(DLOCK_REDIS + ".timeout must be positive, was " + timeout);
+                throw DistributedLockStartupException.invalid(DLOCK_REDIS + ".timeout", "must be positive, was "
+                        + BuilderProperty.asWritten(timeout), null);
             }
             List<String> redlockNodes = new ArrayList<>();
             for (String node : redis.getRedlock().getNodes()) {
                 String url = validUrl(DLOCK_REDIS + ".redlock.nodes", node);
                 if (url == null) {
-                    throw new IllegalArgumentException(DLOCK_REDIS + ".redlock.nodes has a blank entry");
+                    throw DistributedLockStartupException.invalid(DLOCK_REDIS + ".redlock.nodes", "it has a blank entry", null);
                 }
                 redlockNodes.add(url);
             }
@@ -203,22 +205,36 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
 
         private void requireOneMode(String sentinelMaster) {
             if (!redlockNodes.isEmpty() && isConfigured()) {
-                throw new IllegalArgumentException(DLOCK_REDIS + ".redlock.nodes cannot be combined with " + DLOCK_REDIS
+                throw oneMode(DLOCK_REDIS + ".redlock.nodes cannot be combined with " + DLOCK_REDIS
                         + ".url, .sentinel or .cluster; Redlock locks on its own independent masters");
             }
             if (sentinelSet && !clusterNodes.isEmpty()) {
-                throw new IllegalArgumentException(DLOCK_REDIS + ".sentinel and " + DLOCK_REDIS
-                        + ".cluster are both set; configure one of them");
+                throw oneMode(DLOCK_REDIS + ".sentinel and " + DLOCK_REDIS + ".cluster are both set");
             }
             if (url != null && (sentinelSet || !clusterNodes.isEmpty())) {
-                throw new IllegalArgumentException(DLOCK_REDIS + ".url cannot be combined with " + DLOCK_REDIS
-                        + "." + (sentinelSet ? "sentinel" : "cluster") + "; configure one of them");
+                throw oneMode(DLOCK_REDIS + ".url cannot be combined with " + DLOCK_REDIS
+                        + "." + (sentinelSet ? "sentinel" : "cluster"));
             }
             if (sentinelSet && (sentinelMaster == null || sentinelNodes.isEmpty())) {
-                throw new IllegalArgumentException(DLOCK_REDIS + ".sentinel.master and " + DLOCK_REDIS
-                        + ".sentinel.nodes must be set together");
+                throw new DistributedLockStartupException(DLOCK_REDIS + ".sentinel.master and " + DLOCK_REDIS
+                        + ".sentinel.nodes must be set together", "Set both: the master's name and the sentinels "
+                        + "(host:port,host:port), or neither.", null);
             }
         }
+
+        private static DistributedLockStartupException oneMode(String description) {
+            return new DistributedLockStartupException(description, "Configure one of " + DLOCK_REDIS + ".url (one server), "
+                    + DLOCK_REDIS + ".sentinel.*, " + DLOCK_REDIS + ".cluster.nodes and " + DLOCK_REDIS
+                    + ".redlock.nodes, and remove the others.", null);
+        }
+    }
+
+    /**
+     * Checks the {@code dlock.redis.*} values on their own and together, without connecting; for the
+     * check before any bean is created.
+     */
+    static void check(DistributedLockProperties.Redis redis) {
+        Checked.of(redis);
     }
 
     /** Returns {@code url} when it is a redis:// or rediss:// URL with a host, null when blank; fails naming {@code property} otherwise. */
@@ -226,22 +242,37 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         if (url == null || url.isBlank()) {
             return null;
         }
+        String trimmed = url.trim();
+        if (!trimmed.contains("://")) {
+            // Without user info, the value is host:port and can be shown in the URL to write; with it, it holds a password.
+            throw new DistributedLockStartupException(property + " has no redis:// or rediss:// scheme",
+                    urlAdvice(property, trimmed.contains("@") ? null : "redis://" + trimmed), null);
+        }
         URI uri;
         try {
-            uri = new URI(url.trim());
+            uri = new URI(trimmed);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException(property + " is not a valid URL: " + e.getReason());
+            throw new DistributedLockStartupException(property + " is not a valid URL: " + e.getReason(),
+                    urlAdvice(property, null), null);
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             // The URL may carry a password: name the scheme only.
-            throw new IllegalArgumentException(property + " must start with redis:// or rediss://, was a URL with scheme '"
-                    + scheme + "'");
+            throw new DistributedLockStartupException(property + " must start with redis:// or rediss://, was a URL with "
+                    + "scheme '" + scheme + "'", urlAdvice(property, null), null);
         }
         if (uri.getHost() == null) {
-            throw new IllegalArgumentException(property + " must name a host, like redis://localhost:6379");
+            throw new DistributedLockStartupException(property + " must name a host, like redis://localhost:6379",
+                    urlAdvice(property, null), null);
         }
-        return url.trim();
+        return trimmed;
+    }
+
+    /** How to write a Redis URL, with {@code example} (safe to show) or a generic one. */
+    private static String urlAdvice(String property, String example) {
+        return "Write " + property + " as redis://host:port (rediss://host:port for TLS), "
+                + (example != null ? "here " + example : "for example redis://localhost:6379")
+                + "; a user, password and database go in as redis://user:password@host:port/0.";
     }
 
     /** Returns {@code nodes} trimmed when each is host:port with a valid port; fails naming {@code property} otherwise. */
@@ -263,7 +294,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 }
             }
             if (!ok) {
-                throw new IllegalArgumentException(property + " entries must be host:port, was '" + node + "'");
+                throw DistributedLockStartupException.invalid(property, "entries must be host:port, was '" + node + "'", null);
             }
             valid.add(trimmed);
         }
@@ -362,6 +393,33 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     private static String dlockBundle(DistributedLockProperties.Redis redis) {
         String bundle = redis.getSslBundle();
         return bundle == null || bundle.isBlank() ? null : DLOCK_REDIS + ".ssl-bundle=" + bundle.trim();
+    }
+
+    /** Why dlock cannot use this Redis, for a startup failure: where it is, from where, and {@code failure}'s reason. */
+    String cannotUse(RuntimeException failure) {
+        return "dlock cannot use Redis at " + nodes.stream().map(HostAndPort::toString).collect(Collectors.joining(", "))
+                + " (" + mode.name().toLowerCase(Locale.ROOT) + ", from " + configuredBy() + "): " + failure.getMessage();
+    }
+
+    /** What to check when this Redis cannot be used. */
+    String checkAdvice() {
+        return "Check " + configuredBy() + ": Redis must be running there and let dlock's user in.";
+    }
+
+    /** The properties (or the connection details bean) that say where this Redis is. */
+    private String configuredBy() {
+        if (source.equals(DLOCK_REDIS + ".redlock")) {
+            return source + ".nodes";
+        }
+        if (!source.equals(DLOCK_REDIS) && !source.equals(SPRING_DATA_REDIS)) {
+            return source;
+        }
+        return switch (mode) {
+            case STANDALONE -> source.equals(DLOCK_REDIS) ? DLOCK_REDIS + ".url"
+                    : SPRING_DATA_REDIS + ".url, or " + SPRING_DATA_REDIS + ".host and " + SPRING_DATA_REDIS + ".port";
+            case SENTINEL -> source + ".sentinel.nodes and " + source + ".sentinel.master";
+            case CLUSTER -> source + ".cluster.nodes";
+        };
     }
 
     /** Describes the target without credentials, for logs. */

@@ -22,6 +22,7 @@ import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
 
 import java.time.Duration;
 import java.util.function.Function;
@@ -36,7 +37,8 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * {@code dlock.redis.*}; else the application's Redis connection details bean (Testcontainers,
  * Docker Compose...); else {@code spring.data.redis.*}. Other {@code UnifiedJedis} beans are not used.
  * With {@code dlock.redis.redlock.nodes} set, the Redlock store runs over its own masters instead. Runs before the store-neutral
- * {@link DistributedLockAutoConfiguration}, which builds the lock manager over whatever store is there.
+ * {@link DistributedLockAutoConfiguration}, which builds the lock manager over whatever store is there and, with
+ * {@code dlock.verify-on-start}, has this configuration's check ping it once at startup.
  */
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({RedisLockBackend.class, UnifiedJedis.class})
@@ -46,6 +48,8 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 public class RedisLockStoreAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStoreAutoConfiguration.class);
+    private static final String REDIS_BACKEND = "dlockLockBackend";
+    private static final String REDLOCK_BACKEND = "dlockRedlockBackend";
 
     /** The clients of the Redlock masters, when {@code dlock.redis.redlock.nodes} is set; closed with the context. */
     @Bean(destroyMethod = "close")
@@ -58,7 +62,7 @@ public class RedisLockStoreAutoConfiguration {
     }
 
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
-    @Bean(destroyMethod = "close")
+    @Bean(name = REDLOCK_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.class)
     public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
@@ -69,6 +73,22 @@ public class RedisLockStoreAutoConfiguration {
     }
 
     /**
+     * Where dlock's own client connects: {@code dlock.redis.*}, the application's Redis connection details or
+     * {@code spring.data.redis.*}; there when dlock creates the client, absent when the application brings its own.
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = DlockRedisClient.BEAN_NAME, annotation = DlockRedisClient.class)
+    @Conditional(RedlockCondition.Not.class)
+    RedisConnectionSettings dlockRedisConnectionSettings(DistributedLockProperties properties, Environment environment,
+                                                         ListableBeanFactory beans) {
+        boolean detailsPresent = ClassUtils.isPresent(RedisConnectionDetailsReader.DETAILS_CLASS,
+                RedisLockStoreAutoConfiguration.class.getClassLoader());
+        return RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment),
+                (connectTimeout, readTimeout) -> detailsPresent
+                        ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
+    }
+
+    /**
      * dlock's Jedis client, from {@code dlock.redis.*}, the application's Redis connection details or
      * {@code spring.data.redis.*}, unless the application defines its own dlock client; closed with the context.
      */
@@ -76,20 +96,19 @@ public class RedisLockStoreAutoConfiguration {
     @DlockRedisClient
     @ConditionalOnMissingBean(name = DlockRedisClient.BEAN_NAME, annotation = DlockRedisClient.class)
     @Conditional(RedlockCondition.Not.class)
-    public UnifiedJedis dlockRedisClient(DistributedLockProperties properties, Environment environment,
-                                         ListableBeanFactory beans, ObjectProvider<SslBundles> sslBundles) {
+    public UnifiedJedis dlockRedisClient(RedisConnectionSettings settings, ObjectProvider<SslBundles> sslBundles) {
         JedisGeneration.requireSupported();
-        boolean detailsPresent = ClassUtils.isPresent(RedisConnectionDetailsReader.DETAILS_CLASS,
-                RedisLockStoreAutoConfiguration.class.getClassLoader());
-        RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment),
-                (connectTimeout, readTimeout) -> detailsPresent
-                        ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
         log.info("dlock connects to Redis {}", settings.describe());
-        return settings.createClient(sslBundles(sslBundles));
+        try {
+            return settings.createClient(sslBundles(sslBundles));
+        } catch (JedisException e) {
+            // Sentinel and Cluster clients connect as they are created, to find the master or the slots.
+            throw new DistributedLockStartupException(settings.cannotUse(e), settings.checkAdvice(), e);
+        }
     }
 
     /** The Redis lock store over the application's (or the auto-configured) client; the client is not closed by it. */
-    @Bean(destroyMethod = "close")
+    @Bean(name = REDIS_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.Not.class)
     public RedisLockBackend dlockLockBackend(@DlockRedisClient UnifiedJedis redis, DistributedLockProperties properties) {
@@ -102,6 +121,47 @@ public class RedisLockStoreAutoConfiguration {
         }
         builder.coalesceRoundTrips(properties.getRedis().isCoalesceRoundTrips());
         return builder.build();
+    }
+
+    /**
+     * Checks {@code dlock.redis.*} before any bean is created (see {@link EarlyPropertiesCheck}), unless the
+     * application brings its own store, which these values do not configure.
+     */
+    @Bean
+    static EarlyPropertiesCheck dlockRedisPropertiesCheck(Environment environment) {
+        return new EarlyPropertiesCheck(beanFactory -> {
+            // A condition on this method would see the stores declared above, and decide on them instead.
+            if (beanFactory.containsBeanDefinition(REDIS_BACKEND) || beanFactory.containsBeanDefinition(REDLOCK_BACKEND)) {
+                RedisConnectionSettings.check(EarlyPropertiesCheck.dlock(environment).getRedis());
+            }
+        });
+    }
+
+    /**
+     * dlock.verify-on-start for the Redis stores: a PING (Redlock: a quorum of masters answering), failing
+     * with the properties that say where Redis is, or the application's client when dlock locks with that.
+     */
+    @Bean
+    StoreStartupCheck dlockRedisStartupCheck(ObjectProvider<RedisConnectionSettings> settings, ListableBeanFactory beans) {
+        return backend -> {
+            if (backend instanceof RedlockBackend) {
+                StoreStartupCheck.ping(backend, e -> StoreStartupCheck.failed("dlock cannot use the Redlock masters of "
+                        + PREFIX + ".redis.redlock.nodes: " + e.getMessage(),
+                        "Check " + PREFIX + ".redis.redlock.nodes: most of the masters must be running and let dlock's user in.", e));
+                return true;
+            }
+            if (!(backend instanceof RedisLockBackend)) {
+                return false;
+            }
+            // The settings say where the store is only when it is this configuration's store over its own client.
+            RedisConnectionSettings where = StoreStartupCheck.isBean(beans, REDIS_BACKEND, backend) ? settings.getIfAvailable() : null;
+            StoreStartupCheck.ping(backend, e -> where != null
+                    ? StoreStartupCheck.failed(where.cannotUse(e), where.checkAdvice(), e)
+                    : StoreStartupCheck.failed("dlock cannot use Redis through the application's client: " + e.getMessage(),
+                            "Check the application's Redis client dlock locks with (the UnifiedJedis bean marked "
+                                    + "@DlockRedisClient or named " + DlockRedisClient.BEAN_NAME + ", or its own LockBackend bean).", e));
+            return true;
+        };
     }
 
     /** Turns {@code property=bundleName} into the bundle, failing naming the property. */

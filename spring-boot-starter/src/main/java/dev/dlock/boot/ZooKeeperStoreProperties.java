@@ -20,7 +20,7 @@ public class ZooKeeperStoreProperties {
     /** How long the ensemble keeps the session, and with it every lock, after the last heartbeat. */
     private Duration sessionTimeout = Duration.ofSeconds(30);
 
-    /** How long connecting may take. */
+    /** How long connecting may take; also the longest dlock.verify-on-start waits for the ensemble at startup. */
     private Duration connectionTimeout = Duration.ofSeconds(10);
 
     /** The node under which each key gets a node of its own. */

@@ -9,6 +9,7 @@ import dev.dlock.boot.metrics.LockManagerMetrics;
 import dev.dlock.boot.metrics.LockMetrics;
 import dev.dlock.boot.metrics.MicrometerLockListener;
 import dev.dlock.core.LockBackend;
+import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
@@ -256,9 +257,50 @@ class DistributedLockAutoConfigurationTest {
                 assertThat(admin.clientList()).contains("user=locker");
             }
         });
-        runner.withPropertyValues(url(), "dlock.redis.username=locker", "dlock.redis.password=wrong").run(context ->
+        runner.withPropertyValues(url(), "dlock.redis.username=locker", "dlock.redis.password=wrong").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains("WRONGPASS").contains("dlock.redis.url");
+        });
+        runner.withPropertyValues(url(), "dlock.redis.username=locker", "dlock.redis.password=wrong",
+                "dlock.verify-on-start=false").run(context ->
                 assertThatThrownBy(() -> context.getBean(LockManager.class).backend().ping())
                         .hasStackTraceContaining("WRONGPASS"));
+    }
+
+    /** dlock.verify-on-start (on by default): a Redis that does not answer stops the start, naming the URL to fix. */
+    @Test
+    void aRedisThatDoesNotAnswerFailsTheStartNamingTheUrl() {
+        String nowhere = "127.0.0.1:" + RedisServerProcess.freePort();
+        runner.withPropertyValues("dlock.redis.url=redis://" + nowhere).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure()))
+                    .contains("dlock cannot use Redis at " + nowhere + " (standalone, from dlock.redis.url)")
+                    .contains("Check dlock.redis.url")
+                    .contains("dlock.verify-on-start=false");
+        });
+    }
+
+    /** Where the settings came from spring.data.redis.*, those are the properties named. */
+    @Test
+    void aSpringDataRedisThatDoesNotAnswerNamesThoseProperties() {
+        int nowhere = RedisServerProcess.freePort();
+        runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + nowhere).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure()))
+                    .contains("dlock cannot use Redis at 127.0.0.1:" + nowhere)
+                    .contains("spring.data.redis.host and spring.data.redis.port");
+        });
+    }
+
+    /** dlock.verify-on-start=false keeps the lazy start: the context starts, and the store fails when used. */
+    @Test
+    void withVerifyOnStartOffARedisThatDoesNotAnswerFailsOnlyWhenUsed() {
+        runner.withPropertyValues("dlock.redis.url=redis://127.0.0.1:" + RedisServerProcess.freePort(),
+                "dlock.verify-on-start=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThatThrownBy(() -> context.getBean(LockManager.class).backend().ping())
+                    .isInstanceOf(LockBackendException.class);
+        });
     }
 
     @Test
@@ -443,10 +485,11 @@ class DistributedLockAutoConfigurationTest {
                 Arguments.of("dlock.lease-time", "29ms", "at least 30 ms"),
                 Arguments.of("dlock.abort-check-interval", "0ms", "must be positive"),
                 Arguments.of("dlock.abort-check-interval", "-5ms", "must be positive"),
-                Arguments.of("dlock.watchdog.batch-size", "0", "between 1 and 10000"),
+                // 0: the lock manager's rule, checked before any bean; above 10000: the Redis store's, when it is built.
+                Arguments.of("dlock.watchdog.batch-size", "0", "must be at least 1"),
                 Arguments.of("dlock.watchdog.batch-size", "10001", "between 1 and 10000"),
                 Arguments.of("dlock.redis.key-prefix", "app{1}:", "must not contain '{' or '}'"),
-                Arguments.of("dlock.redis.fair-waiter-timeout", "50ms", "fairWaiterTimeout"),
+                Arguments.of("dlock.redis.fair-waiter-timeout", "50ms", "must be at least 100 ms"),
                 Arguments.of("dlock.redis.key-prefix", "p".repeat(257), "at most 256 bytes"),
                 Arguments.of("dlock.key-prefix", "app{1}:", "must not contain '{' or '}'"));
     }

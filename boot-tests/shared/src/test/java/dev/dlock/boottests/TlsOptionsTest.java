@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -22,13 +23,13 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * dlock's TLS connections honour what the SSL bundle says beyond its key material, as Spring Data
  * Redis does (the options' ciphers and protocols), and check the server's host name against its
- * certificate unless {@code dlock.redis.ssl-verify-hostname=false}. Against real redis-servers with
- * {@code tls-port}: one that speaks TLS 1.2 with one cipher only, one whose certificate names no host.
+ * certificate unless {@code dlock.redis.ssl-verify-hostname=false}; a refused handshake fails the start
+ * (dlock.verify-on-start). Against real redis-servers with {@code tls-port}: one that speaks TLS 1.2 with
+ * one cipher only, one whose certificate names no host.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class TlsOptionsTest {
@@ -85,21 +86,20 @@ class TlsOptionsTest {
     void aProtocolTheBundleLeavesOutIsNotUsed() {
         // Without the bundle's options the JDK offers TLS 1.2 too, and the handshake succeeds.
         runner.withPropertyValues(strictUrl(), "spring.ssl.bundle.jks.dlock.options.enabled-protocols=TLSv1.3")
-                .run(context -> assertRefused(context.getBean(LockManager.class), SSLException.class, null));
+                .run(context -> assertRefused(context, SSLException.class, null));
     }
 
     @Test
     void aCipherTheBundleLeavesOutIsNotUsed() {
         // Without the bundle's options the JDK offers the server's one cipher too, and the handshake succeeds.
         runner.withPropertyValues(strictUrl(), "spring.ssl.bundle.jks.dlock.options.ciphers=" + OTHER_CIPHER)
-                .run(context -> assertRefused(context.getBean(LockManager.class), SSLException.class, null));
+                .run(context -> assertRefused(context, SSLException.class, null));
     }
 
     @Test
     void aCertificateThatDoesNotNameTheHostIsRefused() {
         runner.withPropertyValues("dlock.redis.url=rediss://127.0.0.1:" + UNNAMED_PORT)
-                .run(context -> assertRefused(context.getBean(LockManager.class), CertificateException.class,
-                        "subject alternative names"));
+                .run(context -> assertRefused(context, CertificateException.class, "subject alternative names"));
     }
 
     @Test
@@ -122,24 +122,36 @@ class TlsOptionsTest {
     }
 
     /**
-     * The lock is not taken, for a TLS failure of {@code type} (whose message names {@code detail}) among the
-     * causes of the client's exception, which the store failure carries as suppressed.
+     * The start fails (dlock.verify-on-start's PING) for a TLS failure of {@code type}, whose message names
+     * {@code detail}, among the causes (a store failure carries the client's exception as suppressed); the failure names the property to check.
      */
-    private static void assertRefused(LockManager locks, Class<? extends Exception> type, String detail) {
-        assertThatThrownBy(() -> locks.acquire("refused", Duration.ZERO).close())
-                .satisfies(failure -> {
-                    assertThat(failure.getSuppressed()).as("the client's exception of %s", failure).hasSize(1);
-                    Throwable cause = failure.getSuppressed()[0];
-                    while (cause != null && !type.isInstance(cause)) {
-                        cause = cause.getCause();
-                    }
-                    assertThat(cause).as("a %s among the causes of %s", type.getSimpleName(), failure).isNotNull();
-                    if (detail != null) {
-                        assertThat(cause.getMessage()).contains(detail);
-                    }
-                });
-        try (Jedis admin = STRICT.admin(); Jedis other = UNNAMED.admin()) {
-            assertThat(admin.exists("dlock:{refused}") || other.exists("dlock:{refused}")).as("nothing locked").isFalse();
+    private static void assertRefused(AssertableApplicationContext context, Class<? extends Exception> type, String detail) {
+        assertThat(context).hasFailed();
+        Throwable failure = context.getStartupFailure();
+        assertThat(failure).hasMessageContaining("dlock.redis.url");
+        Throwable cause = failure;
+        while (cause != null && !type.isInstance(cause)) {
+            cause = cause.getCause();
         }
+        assertThat(cause).as("a %s among the causes of %s", type.getSimpleName(), failure).isNotNull();
+        if (detail != null) {
+            assertThat(cause.getMessage()).contains(detail);
+        }
+    }
+
+    /** The first exception of {@code type} among {@code failure}, its causes and their suppressed exceptions; null if none. */
+    private static Throwable find(Throwable failure, Class<? extends Exception> type) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (type.isInstance(cause)) {
+                return cause;
+            }
+            for (Throwable suppressed : cause.getSuppressed()) {
+                Throwable found = find(suppressed, type);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
     }
 }

@@ -467,7 +467,8 @@ public final class RedisServerProcess implements AutoCloseable {
                 .build();
     }
 
-    private static int freePort() {
+    /** A loopback port nothing listens on right now: where a test points a client that must find no server. */
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
             return socket.getLocalPort();
         } catch (IOException e) {

@@ -4,15 +4,24 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.JdbcLockStoreAutoConfiguration;
 import dev.dlock.boot.RedisLockStoreAutoConfiguration;
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.LockManager;
+import dev.dlock.jdbc.PostgresServer;
+import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import javax.sql.DataSource;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Bad JDBC store settings fail the start naming the property, before any connection is made. */
+/**
+ * Bad JDBC store settings fail the start naming the property, before any connection is made; and
+ * dlock.verify-on-start finds a missing lock table at startup, naming the properties that fix it.
+ */
 class JdbcLockStoreAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -40,6 +49,62 @@ class JdbcLockStoreAutoConfigurationTest {
                 .withPropertyValues("dlock.jdbc.query-timeout=500ms")
                 .run(context -> assertThat(context).hasFailed().getFailure()
                         .hasStackTraceContaining("dlock.jdbc.query-timeout is invalid"));
+    }
+
+    /** dlock.verify-on-start (on by default): without the lock table the start fails saying how to create it. */
+    @Test
+    void aMissingLockTableFailsTheStartNamingTheWaysToCreateIt() {
+        runner.withBean(DataSource.class, () -> h2("no-lock-table")).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining("dlock's lock table dlock_locks")
+                    .hasMessageContaining("dlock.jdbc.create-schema=true")
+                    .hasMessageContaining("schema-h2.sql");
+        });
+    }
+
+    /** The same on PostgreSQL, whose error the user would otherwise meet on the first lock: relation "dlock_locks" does not exist. */
+    @Test
+    void aMissingLockTableOnPostgresqlFailsTheStartNamingTheWaysToCreateIt() {
+        try (PostgresServer postgres = PostgresServer.start(); HikariDataSource pool = new HikariDataSource()) {
+            pool.setJdbcUrl(postgres.jdbcUrl());
+            pool.setUsername("postgres");
+            pool.setConnectionTimeout(2_000);
+            runner.withBean(DataSource.class, () -> pool, definition -> definition.setDestroyMethodName(""))
+                    .withPropertyValues("dlock.jdbc.table-name=app_locks").run(context -> {
+                        assertThat(context).hasFailed();
+                        assertThat(context.getStartupFailure())
+                                .hasMessageContaining("dlock's lock table app_locks")
+                                .hasMessageContaining("relation \"app_locks\" does not exist")
+                                .hasMessageContaining("dlock.jdbc.create-schema=true")
+                                .hasMessageContaining("schema-postgresql.sql");
+                    });
+        }
+    }
+
+    /** With the table created at startup (dlock.jdbc.create-schema=true) the check passes. */
+    @Test
+    void theCheckPassesOnceTheSchemaIsCreated() {
+        runner.withBean(DataSource.class, () -> h2("created-lock-table"))
+                .withPropertyValues("dlock.jdbc.create-schema=true")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /** dlock.verify-on-start=false keeps the lazy start: the missing table is met by the first lock. */
+    @Test
+    void withVerifyOnStartOffAMissingTableFailsTheFirstLockInstead() {
+        runner.withBean(DataSource.class, () -> h2("lazy-lock-table"))
+                .withPropertyValues("dlock.verify-on-start=false").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThatThrownBy(() -> context.getBean(LockManager.class).acquire("first", Duration.ZERO))
+                            .isInstanceOf(LockBackendException.class);
+                });
+    }
+
+    /** An in-memory H2 database of its own, without dlock's table. */
+    private static DataSource h2(String name) {
+        JdbcDataSource dataSource = new JdbcDataSource();
+        dataSource.setURL("jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+        return dataSource;
     }
 
     /** A pool pointing where nothing listens; never connected, because validation fails first. */

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,8 +38,8 @@ import redis.clients.jedis.UnifiedJedis;
 /**
  * {@code dlock.store=zookeeper} in a Boot application, on an in-process ZooKeeper: annotated methods
  * lock in ZooKeeper (an overlap detector under 8 threads), an application's own Curator client is
- * reused (the startup log names the ensemble either way), and a missing ensemble fails the start naming
- * the property. No Redis is configured or contacted.
+ * reused (the startup log names the ensemble either way), and a missing or unreachable ensemble fails the
+ * start naming the property. No Redis is configured or contacted.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class ZooKeeperStoreApplicationTest {
@@ -147,5 +148,57 @@ class ZooKeeperStoreApplicationTest {
             }
             assertThat(root).hasMessageContaining("dlock.zookeeper.connect-string is not set");
         });
+    }
+
+    /**
+     * dlock.verify-on-start (on by default): an ensemble that does not answer stops the start after at most
+     * dlock.zookeeper.connection-timeout, naming the connect string, instead of the first lock failing after
+     * Curator's retries. The port is one nothing listens on.
+     */
+    @Test
+    void anEnsembleThatDoesNotAnswerFailsTheStartNamingTheConnectString() {
+        String nowhere = "127.0.0.1:" + InstanceSpec.getRandomPort();
+        runner.withPropertyValues("dlock.zookeeper.connect-string=" + nowhere, "dlock.zookeeper.connection-timeout=1s")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("dlock cannot use ZooKeeper at " + nowhere + ": no connection within 1s")
+                            .contains("Check dlock.zookeeper.connect-string");
+                });
+    }
+
+    /** The application's own client is checked too, and the message names that bean rather than a property it did not use. */
+    @Test
+    void theApplicationsClientIsCheckedAtStartToo() {
+        String nowhere = "127.0.0.1:" + InstanceSpec.getRandomPort();
+        runner.withPropertyValues("dlock.zookeeper.connection-timeout=1s")
+                .withBean("applicationCurator", CuratorFramework.class, () -> {
+                    CuratorFramework client = CuratorFrameworkFactory.newClient(nowhere, new RetryOneTime(100));
+                    client.start();
+                    return client;
+                }, definition -> definition.setDestroyMethodName("close"))
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(messages(context.getStartupFailure()))
+                            .contains("dlock cannot use ZooKeeper at " + nowhere).contains("CuratorFramework bean");
+                });
+    }
+
+    /** dlock.verify-on-start=false keeps the lazy start: the context starts, and the store fails when used. */
+    @Test
+    void withVerifyOnStartOffTheStartDoesNotWaitForTheEnsemble() {
+        runner.withPropertyValues("dlock.zookeeper.connect-string=127.0.0.1:" + InstanceSpec.getRandomPort(),
+                "dlock.zookeeper.connection-timeout=1s", "dlock.verify-on-start=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(CuratorFramework.class).getZookeeperClient().isConnected()).isFalse();
+        });
+    }
+
+    private static String messages(Throwable failure) {
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append('\n');
+        }
+        return all.toString();
     }
 }

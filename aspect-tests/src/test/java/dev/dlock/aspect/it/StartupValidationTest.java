@@ -87,6 +87,12 @@ class StartupValidationTest {
         }
     }
 
+    public static class TenMillisecondLease {
+        @DistributedLock(key = "#id", leaseTime = "10ms")
+        public void run(String id) {
+        }
+    }
+
     public static class LockAtLeastForBeyondLease {
         @DistributedLock(key = "#id", leaseTime = "1m", lockAtLeastFor = "2m")
         public void run(String id) {
@@ -263,7 +269,9 @@ class StartupValidationTest {
                 Arguments.of(BadAbortIf.class, "abortIf", "'#nope', which is not a parameter"),
                 Arguments.of(BadWaitTime.class, "waitTime", "'soon' is not a duration"),
                 Arguments.of(BadLeaseTime.class, "leaseTime", "'5 parsecs' is not a duration"),
-                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 1 ms, was PT0S; leave it empty for a watchdog-managed lease"),
+                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 30 ms, was PT0S"),
+                // The rule of dlock.lease-time and LockRequest.leaseTime: one rule for every lease.
+                Arguments.of(TenMillisecondLease.class, "leaseTime", "must be at least 30 ms, was PT0.01S"),
                 Arguments.of(LockAtLeastForBeyondLease.class, "lockAtLeastFor", "lockAtLeastFor (PT2M) must not exceed the fixed leaseTime (PT1M)"),
                 Arguments.of(MissingPlaceholder.class, "waitTime", "no.such.property"),
                 Arguments.of(NoKey.class, "key", "neither 'key' nor 'keys' is set"),

@@ -84,7 +84,12 @@ public class RedisLockStoreAutoConfiguration {
         RedisConnectionSettings settings = RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment),
                 (connectTimeout, readTimeout) -> detailsPresent
                         ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
-        log.info("dlock connects to Redis {}", settings.describe());
+        String fallbackReason = settings.fallbackReason();
+        if (fallbackReason != null) {
+            log.warn("dlock connects to Redis {}: {}", settings.describe(), fallbackReason);
+        } else {
+            log.info("dlock connects to Redis {}", settings.describe());
+        }
         return settings.createClient(sslBundles(sslBundles));
     }
 

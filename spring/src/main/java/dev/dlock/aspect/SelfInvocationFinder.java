@@ -43,11 +43,15 @@ final class SelfInvocationFinder {
     private SelfInvocationFinder() {
     }
 
-    /** For each of {@code locked} (instance methods of {@code userClass}) called through {@code this}, the callers. */
+    /**
+     * For each of {@code locked} (instance methods of {@code userClass}, overrides before what they override)
+     * called through {@code this}, the callers.
+     */
     static Map<Method, Set<String>> find(Class<?> userClass, List<Method> locked) {
         Map<String, Method> bySignature = new HashMap<>();
         for (Method method : locked) {
-            bySignature.put(method.getName() + Type.getMethodDescriptor(method), method);
+            // An override comes before the method it overrides: name the one a call on this class reaches.
+            bySignature.putIfAbsent(method.getName() + Type.getMethodDescriptor(method), method);
         }
         Set<String> hierarchy = new HashSet<>();
         for (Class<?> type = userClass; type != null && type != Object.class; type = type.getSuperclass()) {
@@ -108,13 +112,14 @@ final class SelfInvocationFinder {
             if ((access & (ACC_STATIC | ACC_BRIDGE | ACC_ABSTRACT | ACC_NATIVE)) != 0) {
                 return null;
             }
-            return new ThisTracker(describe(type, name, descriptor), hierarchy, locked, found);
+            return new ThisTracker(describe(type, name, descriptor), name + descriptor, hierarchy, locked, found);
         }
     }
 
     /** Follows one method's operand stack, one bit per word: set where the word holds {@code this}. */
     private static final class ThisTracker extends MethodVisitor {
         private final String caller;
+        private final String callerSignature;
         private final Set<String> hierarchy;
         private final Map<String, Method> locked;
         private final Map<Method, Set<String>> found;
@@ -122,9 +127,11 @@ final class SelfInvocationFinder {
         private int depth;
         private boolean lost;
 
-        ThisTracker(String caller, Set<String> hierarchy, Map<String, Method> locked, Map<Method, Set<String>> found) {
+        ThisTracker(String caller, String callerSignature, Set<String> hierarchy, Map<String, Method> locked,
+                    Map<Method, Set<String>> found) {
             super(SpringAsmInfo.ASM_VERSION);
             this.caller = caller;
+            this.callerSignature = callerSignature;
             this.hierarchy = hierarchy;
             this.locked = locked;
             this.found = found;
@@ -215,7 +222,9 @@ final class SelfInvocationFinder {
         @Override
         public void visitMethodInsn(int opcode, String owner, String name, String descriptor, boolean isInterface) {
             int arguments = argumentWords(descriptor);
-            if (opcode != INVOKESTATIC && !lost && depth > arguments && isThis.get(depth - arguments - 1)
+            // super.ship(id) inside an overriding ship(id): the override's own call is what the proxy locks.
+            boolean superOfItself = opcode == INVOKESPECIAL && callerSignature.equals(name + descriptor);
+            if (opcode != INVOKESTATIC && !superOfItself && !lost && depth > arguments && isThis.get(depth - arguments - 1)
                     && hierarchy.contains(owner)) {
                 record(name + descriptor, caller);
             }

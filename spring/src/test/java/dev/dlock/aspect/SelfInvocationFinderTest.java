@@ -107,6 +107,28 @@ class SelfInvocationFinderTest {
                 .containsEntry(locked, Set.of("Base.template(String)"));
     }
 
+    /** An override that takes its own lock and delegates to the overridden body: the proxy locks the override's call. */
+    @Test
+    void anOverrideCallingItsSuperIsNoSelfInvocation() throws Exception {
+        Method override = NightlyJob.class.getMethod("run", String.class);
+        Method overridden = Job.class.getMethod("run", String.class);
+        assertThat(SelfInvocationFinder.find(NightlyJob.class, List.of(override, overridden))).isEmpty();
+    }
+
+    static class Job {
+        @DistributedLock(key = "#id", name = "job")
+        public void run(String id) {
+        }
+    }
+
+    static class NightlyJob extends Job {
+        @Override
+        @DistributedLock(key = "#id", name = "nightly-job")
+        public void run(String id) {
+            super.run(id);
+        }
+    }
+
     abstract static class Base {
         void template(String id) {
             lockedInSub(id);

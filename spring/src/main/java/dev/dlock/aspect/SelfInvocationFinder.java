@@ -97,6 +97,7 @@ final class SelfInvocationFinder {
         private final Set<String> hierarchy;
         private final Map<String, Method> locked;
         private final Map<Method, Set<String>> found;
+        private boolean framed;
 
         ClassScan(Class<?> type, Set<String> hierarchy, Map<String, Method> locked, Map<Method, Set<String>> found) {
             super(SpringAsmInfo.ASM_VERSION);
@@ -107,9 +108,15 @@ final class SelfInvocationFinder {
         }
 
         @Override
+        public void visit(int version, int access, String name, String signature, String superName, String[] interfaces) {
+            // Before Java 6 class files carry no stack map frames, the points where the stack is known again.
+            framed = (version & 0xFFFF) >= V1_6;
+        }
+
+        @Override
         public MethodVisitor visitMethod(int access, String name, String descriptor, String signature, String[] exceptions) {
             // A static method has no 'this'; a bridge method is intercepted by the proxy like the method it bridges to.
-            if ((access & (ACC_STATIC | ACC_BRIDGE | ACC_ABSTRACT | ACC_NATIVE)) != 0) {
+            if (!framed || (access & (ACC_STATIC | ACC_BRIDGE | ACC_ABSTRACT | ACC_NATIVE)) != 0) {
                 return null;
             }
             return new ThisTracker(describe(type, name, descriptor), name + descriptor, hierarchy, locked, found);

@@ -51,7 +51,8 @@ public @interface DistributedLock {
 
     /**
      * The lease: {@code ""} is a watchdog-managed lease, renewed while the method runs; otherwise
-     * a fixed lease (same syntax as {@link #waitTime()}) that is never renewed.
+     * a fixed lease (same syntax as {@link #waitTime()}) that is never renewed. At least 30 ms, like every
+     * lease ({@code LockRequest.MIN_LEASE_TIME}).
      */
     String leaseTime() default "";
 

@@ -28,4 +28,16 @@ public class SelfInvokingWorker {
     private long privateLocked(String id) {
         return LockContext.current().fencingToken();
     }
+
+    /** A static locked method: a Spring proxy could never intercept it; woven, it is locked. */
+    @DistributedLock(key = "#id", name = "worker.static", waitTime = "200ms")
+    public static long staticLocked(String id) {
+        return LockContext.current().fencingToken();
+    }
+
+    /** A final locked method: a CGLIB proxy cannot override it; woven, it is locked. */
+    @DistributedLock(key = "#id", name = "worker.final", waitTime = "200ms")
+    public final long finalLocked(String id) {
+        return LockContext.current().fencingToken();
+    }
 }

@@ -2,6 +2,11 @@ package dev.dlock.weaving;
 
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.redis.SharedRedis;
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.dlock.aspect.DistributedLockAnnotationValidator;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.aspect.LockAspectSupport;
 import dev.dlock.core.LockHandle;
@@ -11,6 +16,8 @@ import dev.dlock.testkit.OverlapDetector;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
@@ -105,5 +112,39 @@ class SelfInvocationWeavingTest {
         try (LockHandle ignored = otherJvm.acquire("worker.private:" + id, Duration.ofSeconds(1))) {
             assertThatThrownBy(() -> worker.tokenViaPrivateMethod(id)).isInstanceOf(LockNotAcquiredException.class);
         }
+    }
+
+    @Test
+    void wovenStaticAndFinalMethodsAreLocked() {
+        SelfInvokingWorker worker = new SelfInvokingWorker();
+        String id = UUID.randomUUID().toString();
+        try (LockHandle ignored = otherJvm.acquire("worker.static:" + id, Duration.ofSeconds(1));
+             LockHandle alsoIgnored = otherJvm.acquire("worker.final:" + id, Duration.ofSeconds(1))) {
+            assertThatThrownBy(() -> SelfInvokingWorker.staticLocked(id)).isInstanceOf(LockNotAcquiredException.class);
+            assertThatThrownBy(() -> worker.finalLocked(id)).isInstanceOf(LockNotAcquiredException.class);
+        }
+        assertThat(SelfInvokingWorker.staticLocked(id)).isPositive();
+        assertThat(worker.finalLocked(id)).isPositive();
+    }
+
+    /**
+     * The startup check that refuses private, static and final locked methods under a Spring proxy, and warns of
+     * self-invocations, lets a woven class through: weaving locks all of them.
+     */
+    @Test
+    void theStartupCheckAcceptsAWovenClass() {
+        Logger logger = (Logger) LoggerFactory.getLogger(DistributedLockAnnotationValidator.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
+            context.registerBean(DistributedLockAnnotationValidator.class,
+                    () -> new DistributedLockAnnotationValidator(LockAspectSupport.builder(lockManager).build().operationSource()));
+            context.registerBean(SelfInvokingWorker.class);
+            context.refresh();
+        } finally {
+            logger.detachAppender(logged);
+        }
+        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN).isEmpty();
     }
 }

@@ -69,7 +69,8 @@ final class LeaseHandle implements LockHandle {
     @Override
     public void close() {
         if (!CLOSED.compareAndSet(this, 0, 1)) {
-            throw new IllegalStateException(lease + " was already released through this handle");
+            throw new IllegalStateException(lease + " was already released through this handle: a handle is closed once "
+                    + "(try-with-resources closes it; do not also close it inside the block)");
         }
         lease.manager.release(lease, !reentrant);
     }

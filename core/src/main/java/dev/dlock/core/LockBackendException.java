@@ -16,6 +16,9 @@ public class LockBackendException extends DistributedLockException {
      * (Spring MVC's {@code DisconnectedClientHelper}), answering nothing instead of a server error.
      * In a store failure they describe the store's connection, so dlock writes them hyphenated.
      */
+    /** The store client's exception behind this failure; null when dlock found the failure itself. */
+    private transient Throwable storeException;
+
     private static final Pattern HANG_UP_WORDS = Pattern.compile("(?i)broken pipe|connection reset by peer");
 
     /** Creates the exception for a store failure dlock found itself; {@code cause} is an earlier dlock failure, or null. */
@@ -33,7 +36,19 @@ public class LockBackendException extends DistributedLockException {
      */
     public static LockBackendException storeFailure(String operation, Throwable storeException) {
         LockBackendException failure = new LockBackendException(operation + ": " + storeException, null);
+        failure.storeException = storeException;
         failure.addSuppressed(storeException);
         return failure;
+    }
+
+    /**
+     * The store client's exception behind this failure or the dlock failure it was caused by (a driver's
+     * {@code SQLException}, say, to read its SQL state); null when dlock found the failure itself.
+     */
+    public Throwable storeException() {
+        if (storeException != null) {
+            return storeException;
+        }
+        return getCause() instanceof LockBackendException earlier ? earlier.storeException() : null;
     }
 }

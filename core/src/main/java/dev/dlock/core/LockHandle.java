@@ -3,7 +3,9 @@ package dev.dlock.core;
 /**
  * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
  * releases the key in the store. Any thread that has the handle may close it; a handle can be
- * closed once.
+ * closed once: a second {@link #close()} throws {@link IllegalStateException} and releases nothing, since two
+ * code paths that each think they release the lock are a bug worth seeing. (The store release that the first
+ * close makes is itself retried on failure: that is the engine's business, not a second close.)
  */
 public interface LockHandle extends AutoCloseable {
 
@@ -52,7 +54,7 @@ public interface LockHandle extends AutoCloseable {
      * @throws LockLostException if the lease was lost meanwhile and the policy is {@link LeaseLostPolicy#THROW}
      * @throws LockBackendException if the store could not be told after retrying on fresh connections: the
      *         outcome is unknown (the lease may have been lost before), the key is no longer renewed and expires
-     * @throws IllegalStateException if the handle was already closed
+     * @throws IllegalStateException if the handle was already closed; the second close releases nothing
      */
     @Override
     void close();

@@ -41,8 +41,8 @@ public final class LockManager implements AutoCloseable {
     public static final int MAX_KEY_BYTES = 1024;
     /** The watchdog-managed lease when none is configured. */
     public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
-    /** The shortest watchdog-managed lease: renewing every third of it must still leave time for a store call. */
-    public static final Duration MIN_LEASE_TIME = Duration.ofMillis(30);
+    /** The shortest watchdog-managed lease; the rule is the one for every lease, {@link LockRequest#MIN_LEASE_TIME}. */
+    public static final Duration MIN_LEASE_TIME = LockRequest.MIN_LEASE_TIME;
     /** The wait time of requests that do not give one, when none is configured. */
     public static final Duration DEFAULT_WAIT_TIME = Duration.ofSeconds(5);
     /** The most leases renewed in one store call, when none is configured. */
@@ -939,12 +939,7 @@ public final class LockManager implements AutoCloseable {
 
         /** The watchdog-managed lease, renewed every third of it (default 30 s; at least {@link #MIN_LEASE_TIME}). */
         public Builder leaseTime(Duration leaseTime) {
-            Objects.requireNonNull(leaseTime, "leaseTime");
-            if (leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
-                throw new IllegalArgumentException("leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was "
-                        + leaseTime);
-            }
-            this.leaseTime = leaseTime;
+            this.leaseTime = LockRequest.validLeaseTime(Objects.requireNonNull(leaseTime, "leaseTime"));
             return this;
         }
 

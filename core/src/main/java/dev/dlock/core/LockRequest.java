@@ -14,6 +14,11 @@ public final class LockRequest {
     public static final String DEFAULT_NAME = "default";
     /** How often a waiter re-checks its abort condition when no release notice comes. */
     public static final Duration DEFAULT_ABORT_CHECK_INTERVAL = Duration.ofMillis(100);
+    /**
+     * The shortest lease of any kind, fixed or watchdog-managed: a watched lease is renewed every third of it,
+     * and a lease of either kind must outlast the store call that grants it.
+     */
+    public static final Duration MIN_LEASE_TIME = Duration.ofMillis(30);
 
     private final String key;
     private final LockKind kind;
@@ -119,7 +124,7 @@ public final class LockRequest {
             return this;
         }
 
-        /** Sets a fixed lease that is never renewed; null restores the watchdog-managed lease. */
+        /** Sets a fixed lease that is never renewed (at least {@link LockRequest#MIN_LEASE_TIME}); null restores the watchdog-managed lease. */
         public Builder leaseTime(Duration leaseTime) {
             this.leaseTime = validLeaseTime(leaseTime);
             return this;
@@ -173,15 +178,18 @@ public final class LockRequest {
     }
 
     /**
-     * Returns {@code leaseTime} when it is a valid {@link #leaseTime()}: null (a watchdog-managed
-     * lease) or at least a millisecond, the stores' unit; for code that checks a lease long before it
-     * builds requests (the aspect's startup validation).
+     * Returns {@code leaseTime} when it is a valid lease: null (here: a watchdog-managed lease) or at least
+     * {@link #MIN_LEASE_TIME}. The one rule for every lease: a request's or an annotation's fixed lease, and
+     * the manager's watchdog-managed lease ({@code dlock.lease-time}); for code that checks a lease long
+     * before it builds requests (the aspect's startup validation) too.
      *
-     * @throws IllegalArgumentException when {@code leaseTime} is shorter than a millisecond
+     * @throws IllegalArgumentException when {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
      */
     public static Duration validLeaseTime(Duration leaseTime) {
-        if (leaseTime != null && leaseTime.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new IllegalArgumentException("leaseTime must be at least 1 ms, was " + leaseTime);
+        if (leaseTime != null && leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
+            throw new IllegalArgumentException("leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was "
+                    + leaseTime + ": a shorter lease can run out in the store before the reply that grants it "
+                    + "arrives, and a watchdog-managed one is renewed every third of it");
         }
         return leaseTime;
     }

@@ -116,10 +116,13 @@ class LockAtLeastForTest extends EngineTestSupport {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lockAtLeastFor must be at least 1 ms");
     }
 
-    /** A lease under a millisecond used to pass the check and reach the store as 0 ms (toMillis), which stores refuse or misread. */
+    /**
+     * A lease under a millisecond used to pass the check and reach the store as 0 ms (toMillis), which stores refuse
+     * or misread; every lease now follows the one rule of at least 30 ms.
+     */
     @Test
     void aLeaseShorterThanAMillisecondIsRefusedWhenTheRequestIsBuilt() {
         assertThatThrownBy(() -> LockRequest.builder(key).leaseTime(Duration.ofNanos(500_000)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime must be at least 1 ms, was PT0.0005S");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime must be at least 30 ms, was PT0.0005S");
     }
 }

@@ -186,7 +186,9 @@ class LockManagerTest extends EngineTestSupport {
         LockHandle lock = holder.acquire(key, Duration.ZERO);
         lock.close();
         try (LockHandle next = manager().acquire(key, Duration.ZERO)) {
-            assertThatThrownBy(lock::close).isInstanceOf(IllegalStateException.class).hasMessageContaining(key);
+            // Single use, as LockHandle and docs/api.md say: the message tells the try-with-resources user what happened.
+            assertThatThrownBy(lock::close).isInstanceOf(IllegalStateException.class).hasMessageContaining(key)
+                    .hasMessageContaining("a handle is closed once");
             assertThat(backend.releases).hasValue(1);
             assertThat(next.isHeld()).isTrue();
             assertThat(manager().tryAcquire(key)).as("the second close freed nothing").isEmpty();

@@ -6,6 +6,7 @@ import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 class LockRequestTest {
 
@@ -24,6 +25,25 @@ class LockRequestTest {
         assertThatThrownBy(() -> LockRequest.builder("k").leaseTime(Duration.ZERO)).hasMessageContaining("leaseTime");
         assertThatThrownBy(() -> LockRequest.builder("k").abortCheckInterval(Duration.ZERO)).hasMessageContaining("abortCheckInterval");
         assertThatThrownBy(() -> LockRequest.builder("k").name(" ")).hasMessageContaining("name");
+    }
+
+    /**
+     * A fixed lease (the request's, the annotation's) and the watchdog-managed one (the manager's, dlock.lease-time)
+     * follow one rule, kept in one place: the same value is refused by both, with the same reason.
+     */
+    @Test
+    void fixedAndWatchdogLeasesFollowOneRule() {
+        LockManager.Builder manager = LockManager.builder(new InMemoryLockBackend());
+        for (Duration tooShort : new Duration[] {Duration.ofMillis(10), Duration.ofMillis(29), Duration.ZERO}) {
+            Throwable fixed = catchThrowable(() -> LockRequest.builder("k").leaseTime(tooShort));
+            Throwable watched = catchThrowable(() -> manager.leaseTime(tooShort));
+            assertThat(fixed).as("fixed lease of %s", tooShort).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("at least 30 ms");
+            assertThat(watched).as("watchdog lease of %s", tooShort).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage(fixed.getMessage());
+        }
+        assertThat(LockRequest.builder("k").leaseTime(Duration.ofMillis(30)).build().leaseTime()).isEqualTo(Duration.ofMillis(30));
+        assertThat(manager.leaseTime(Duration.ofMillis(30))).isSameAs(manager);
     }
 
     /** Builders that keep an interval for their requests (the aspect support) check it with the request's own rule. */

@@ -50,6 +50,13 @@ public class DistributedLockAutoConfiguration {
     private static final Logger log = LoggerFactory.getLogger(DistributedLockAutoConfiguration.class);
     private static final String LOCK_MANAGER = "dlockLockManager";
 
+    /** Fails the start on a {@code dlock.*} property dlock does not have (a typo), before any store is contacted. */
+    @Bean
+    @ConditionalOnMissingBean
+    static UnknownPropertyCheck dlockUnknownPropertyCheck() {
+        return new UnknownPropertyCheck();
+    }
+
     /** The in-memory store, when {@code dlock.store=in-memory}: no Redis is configured or contacted. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)

@@ -108,7 +108,7 @@ public class JdbcLockStoreAutoConfiguration {
     }
 
     private static SQLException sqlCause(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
+        for (Throwable t = storeException(failure); t != null; t = t.getCause()) {
             if (t instanceof SQLException sql) {
                 return sql;
             }
@@ -116,12 +116,22 @@ public class JdbcLockStoreAutoConfiguration {
         return null;
     }
 
-    /** The driver's own words: the deepest cause's message, without the store's wording around it. */
+    /** The driver's own words: the deepest cause's message of the driver's exception, without the store's wording around it. */
     private static String rootMessage(Throwable failure) {
-        Throwable root = failure;
+        Throwable root = storeException(failure);
         while (root.getCause() != null) {
             root = root.getCause();
         }
         return root.getMessage();
+    }
+
+    /** The driver's exception behind a store failure (a dlock exception carries it aside, not as its cause), or the failure itself. */
+    private static Throwable storeException(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof LockBackendException store && store.storeException() != null) {
+                return store.storeException();
+            }
+        }
+        return failure;
     }
 }

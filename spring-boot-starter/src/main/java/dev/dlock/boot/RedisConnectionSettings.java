@@ -54,6 +54,8 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
 
     private static final String SPRING_DATA_REDIS = "spring.data.redis";
     private static final String DLOCK_REDIS = DistributedLockProperties.PREFIX + ".redis";
+    /** The source of a connection no setting names. */
+    private static final String DEFAULT_SOURCE = "the default (neither dlock.redis.* nor spring.data.redis.* names a server)";
     private static final String DEFAULT_HOST = "localhost";
     private static final int DEFAULT_PORT = 6379;
     /** The JDK's name for RFC 2818 host name checks, which also match IP addresses against IP SANs. */
@@ -134,9 +136,11 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             return standalone(SPRING_DATA_REDIS, URI.create(url), username, password, ssl, connectTimeout, readTimeout,
                     sslBundle, dlock.isSslVerifyHostname());
         }
-        String host = firstNonNull(string(binder, "host"), DEFAULT_HOST);
-        int port = binder.bind(SPRING_DATA_REDIS + ".port", Integer.class).orElse(DEFAULT_PORT);
-        return new RedisConnectionSettings(SPRING_DATA_REDIS, Mode.STANDALONE, List.of(new HostAndPort(host, port)), null,
+        String host = string(binder, "host");
+        Integer port = binder.bind(SPRING_DATA_REDIS + ".port", Integer.class).orElse(null);
+        String source = host == null && port == null ? DEFAULT_SOURCE : SPRING_DATA_REDIS;
+        HostAndPort server = new HostAndPort(firstNonNull(host, DEFAULT_HOST), port != null ? port : DEFAULT_PORT);
+        return new RedisConnectionSettings(source, Mode.STANDALONE, List.of(server), null,
                 username, password, database, ssl, connectTimeout, readTimeout, null, null, sslBundle, null,
                 dlock.isSslVerifyHostname());
     }
@@ -420,6 +424,19 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
             case SENTINEL -> source + ".sentinel.nodes and " + source + ".sentinel.master";
             case CLUSTER -> source + ".cluster.nodes";
         };
+    }
+
+    /**
+     * Why dlock connects where it does when no {@code dlock.redis.*} setting chose it (it fell back to
+     * {@code spring.data.redis.*} or the default localhost:6379, possibly another application's Redis);
+     * null when {@code dlock.redis.*} or the application's connection details chose it.
+     */
+    String fallbackReason() {
+        if (!source.equals(SPRING_DATA_REDIS) && !source.equals(DEFAULT_SOURCE)) {
+            return null;
+        }
+        return DLOCK_REDIS + ".url, .sentinel and .cluster are not set; set " + DLOCK_REDIS
+                + ".url to choose the server dlock locks on";
     }
 
     /** Describes the target without credentials, for logs. */

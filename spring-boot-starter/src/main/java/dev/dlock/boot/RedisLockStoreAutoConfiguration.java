@@ -98,7 +98,12 @@ public class RedisLockStoreAutoConfiguration {
     @Conditional(RedlockCondition.Not.class)
     public UnifiedJedis dlockRedisClient(RedisConnectionSettings settings, ObjectProvider<SslBundles> sslBundles) {
         JedisGeneration.requireSupported();
-        log.info("dlock connects to Redis {}", settings.describe());
+        String fallbackReason = settings.fallbackReason();
+        if (fallbackReason != null) {
+            log.warn("dlock connects to Redis {}: {}", settings.describe(), fallbackReason);
+        } else {
+            log.info("dlock connects to Redis {}", settings.describe());
+        }
         try {
             return settings.createClient(sslBundles(sslBundles));
         } catch (JedisException e) {

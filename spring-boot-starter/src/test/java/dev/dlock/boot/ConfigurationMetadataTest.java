@@ -1,18 +1,24 @@
 package dev.dlock.boot;
 
+import dev.dlock.redis.RedisLockBackend;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.BeanUtils;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.boot.json.JsonParserFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,13 +59,68 @@ class ConfigurationMetadataTest {
         softly.assertAll();
     }
 
+    /** A default the store owns (not the properties class) is documented as the store's own value. */
+    @Test
+    void defaultsOfTheRedisStoreAreDocumentedAsItsOwn() throws Exception {
+        Map<String, Map<String, Object>> byName = dlockProperties().stream()
+                .collect(Collectors.toMap(p -> (String) p.get("name"), p -> p));
+        Object fairWaiterTimeout = byName.get("dlock.redis.fair-waiter-timeout").get("defaultValue");
+        assertThat(fairWaiterTimeout).as("defaultValue of dlock.redis.fair-waiter-timeout").isNotNull();
+        assertThat(convert(fairWaiterTimeout, Duration.class)).isEqualTo(RedisLockBackend.DEFAULT_FAIR_WAITER_TIMEOUT);
+        assertThat(byName.get("dlock.redis.key-prefix").get("defaultValue")).isEqualTo(RedisLockBackend.DEFAULT_KEY_PREFIX);
+    }
+
+    /**
+     * What an IDE offers as values: every constant of an enum property and typical values of every duration,
+     * each with a description, each a value the property binds.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void enumAndDurationPropertiesHaveValueHintsThatBind() throws Exception {
+        Map<String, List<Map<String, Object>>> hints = ((List<Map<String, Object>>) metadata().get("hints")).stream()
+                .collect(Collectors.toMap(h -> (String) h.get("name"), h -> (List<Map<String, Object>>) h.get("values")));
+        SoftAssertions softly = new SoftAssertions();
+        for (Map<String, Object> property : dlockProperties()) {
+            String name = (String) property.get("name");
+            String typeName = (String) property.get("type");
+            Class<?> type = typeName.contains("<") ? Collection.class : Class.forName(typeName);
+            if (type != Duration.class && !type.isEnum()) {
+                continue;
+            }
+            List<Map<String, Object>> values = hints.get(name);
+            softly.assertThat(values).as("value hints of %s", name).isNotEmpty();
+            if (values == null) {
+                continue;
+            }
+            for (Map<String, Object> value : values) {
+                softly.assertThat((String) value.get("description")).as("description of %s=%s", name, value.get("value")).isNotBlank();
+                softly.assertThat(convert(value.get("value"), type)).as("%s=%s binds", name, value.get("value")).isNotNull();
+            }
+            if (type.isEnum()) {
+                softly.assertThat(values.stream().map(value -> convert(value.get("value"), type)).toList())
+                        .as("every constant of %s is offered for %s", type.getSimpleName(), name)
+                        .containsExactlyInAnyOrderElementsOf(Arrays.asList(type.getEnumConstants()));
+            }
+        }
+        softly.assertAll();
+    }
+
+    private static Object convert(Object value, Class<?> type) {
+        return ApplicationConversionService.getSharedInstance().convert(Objects.toString(value), type);
+    }
+
     /** The dlock entries of the metadata the build generated for this module. */
     @SuppressWarnings("unchecked")
     private static List<Map<String, Object>> dlockProperties() throws Exception {
+        List<Map<String, Object>> all = (List<Map<String, Object>>) metadata().get("properties");
+        return all.stream().filter(p -> ((String) p.get("name")).startsWith(DistributedLockProperties.PREFIX + ".")).toList();
+    }
+
+    /** The metadata the build generated for this module (with additional-spring-configuration-metadata.json merged). */
+    private static Map<String, Object> metadata() throws Exception {
         Path classes = Path.of(DistributedLockProperties.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         String json = Files.readString(classes.resolve("META-INF/spring-configuration-metadata.json"));
-        List<Map<String, Object>> all = (List<Map<String, Object>>) JsonParserFactory.getJsonParser().parseMap(json).get("properties");
-        return all.stream().filter(p -> ((String) p.get("name")).startsWith(DistributedLockProperties.PREFIX + ".")).toList();
+        return JsonParserFactory.getJsonParser().parseMap(json);
     }
 
     /** {@code dlock.watchdog.batch-size} under {@code dlock} to {@code watchdog.batchSize}. */

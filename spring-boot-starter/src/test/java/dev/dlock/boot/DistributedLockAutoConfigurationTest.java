@@ -1,5 +1,9 @@
 package dev.dlock.boot;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.dlock.aspect.DistributedLockAnnotationValidator;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.aspect.LockAspectSupport;
@@ -26,7 +30,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -536,6 +543,54 @@ class DistributedLockAutoConfigurationTest {
     void badUrlMessageDoesNotLeakThePassword() {
         runner.withPropertyValues("dlock.redis.url=http://user:topsecret@localhost:6380").run(context ->
                 assertThat(messages(context.getStartupFailure())).contains("dlock.redis.url").doesNotContain("topsecret"));
+    }
+
+    /**
+     * A misspelt dlock property used to be ignored, and dlock connected wherever the fallback pointed
+     * (spring.data.redis.*, else localhost:6379): the start fails naming the property instead.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"dlock.redis.ulr", "dlock.lease-tiem", "dlock.watchdog.batch-sise", "dlock.redis.sentinel.mastr"})
+    void anUnknownDlockPropertyFailsTheStartNamingIt(String typo) {
+        runner.withPropertyValues("spring.data.redis.url=" + redis.uri(), typo + "=redis://elsewhere:6379").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(messages(context.getStartupFailure())).contains(typo);
+        });
+    }
+
+    /** Falling back to spring.data.redis.* is worth a WARN naming where the connection came from; dlock.redis.url is not. */
+    @Test
+    void aConnectionFromSpringDataRedisIsLoggedAtWarnNamingTheSource() {
+        List<String> fromSpringData = warningsOf(RedisLockStoreAutoConfiguration.class, () ->
+                runner.withPropertyValues("spring.data.redis.url=" + redis.uri()).run(context -> assertThat(context).hasNotFailed()));
+        assertThat(fromSpringData).singleElement().asString()
+                .contains("dlock connects to Redis").contains("from spring.data.redis.*")
+                .contains("dlock.redis.url, .sentinel and .cluster are not set");
+        List<String> fromDlock = warningsOf(RedisLockStoreAutoConfiguration.class, () ->
+                runner.withPropertyValues(url()).run(context -> assertThat(context).hasNotFailed()));
+        assertThat(fromDlock).isEmpty();
+    }
+
+    /** With no server named anywhere dlock would connect to localhost:6379, possibly someone else's Redis: say so. */
+    @Test
+    void theDefaultServerIsNamedAsTheDefault() {
+        RedisConnectionSettings settings = RedisConnectionSettings.resolve(new DistributedLockProperties().getRedis(),
+                new Binder(), (connectTimeout, readTimeout) -> null);
+        assertThat(settings.describe()).contains("[localhost:6379]")
+                .contains("neither dlock.redis.* nor spring.data.redis.* names a server");
+    }
+
+    private static List<String> warningsOf(Class<?> loggerOf, Runnable run) {
+        Logger logger = (Logger) LoggerFactory.getLogger(loggerOf);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            run.run();
+        } finally {
+            logger.detachAppender(logged);
+        }
+        return logged.list.stream().filter(event -> event.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage).toList();
     }
 
     private static String messages(Throwable failure) {

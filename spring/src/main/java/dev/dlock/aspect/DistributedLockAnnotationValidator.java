@@ -1,21 +1,33 @@
 package dev.dlock.aspect;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.util.ClassUtils;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
 /**
  * Checks every {@code @DistributedLock} method of every bean when the context starts, and fails
  * the start listing each invalid annotation by class, method and attribute.
+ *
+ * <p>It runs where the aspect is a Spring AOP bean, so it also keeps what a proxy cannot lock from
+ * running unlocked in silence: a private, static or final locked method fails the start, and a locked
+ * method the class calls through {@code this} is logged at WARN once, naming its callers. Classes woven
+ * by AspectJ are locked by the woven code and pass.
  */
 public class DistributedLockAnnotationValidator implements SmartInitializingSingleton, BeanFactoryAware {
+
+    private static final Logger log = LoggerFactory.getLogger(DistributedLockAnnotationValidator.class);
 
     private final LockOperationSource operations;
     private ListableBeanFactory beanFactory;
@@ -47,13 +59,26 @@ public class DistributedLockAnnotationValidator implements SmartInitializingSing
         List<String> problems = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
             Class<?> type = beanFactory.getType(name, false);
-            if (type != null && checked.add(type)) {
-                problems.addAll(operations.validate(type));
+            if (type != null && checked.add(ClassUtils.getUserClass(type))) {
+                Class<?> userClass = ClassUtils.getUserClass(type);
+                problems.addAll(operations.validate(userClass));
+                problems.addAll(ProxyLimits.unreachable(userClass));
+                warnOfSelfInvocations(userClass);
             }
         }
         if (!problems.isEmpty()) {
             throw new LockAnnotationException(problems.size() + " invalid @DistributedLock annotation(s):\n  "
                     + String.join("\n  ", problems));
+        }
+    }
+
+    private static void warnOfSelfInvocations(Class<?> userClass) {
+        for (Map.Entry<Method, Set<String>> selfInvoked : ProxyLimits.selfInvoked(userClass).entrySet()) {
+            log.warn("dlock: @DistributedLock method {} is called through 'this' by {}: such a call does not pass the "
+                            + "Spring proxy, so it runs without the lock. Call it through the proxy (from another bean, or "
+                            + "through this bean injected into itself), or use AspectJ weaving ({})",
+                    LockOperationSource.describe(selfInvoked.getKey()), String.join(", ", selfInvoked.getValue()),
+                    ProxyLimits.WEAVING_DOCS);
         }
     }
 }

@@ -92,15 +92,22 @@ public final class LockOperationSource {
     public List<String> validate(Class<?> beanClass) {
         Class<?> userClass = ClassUtils.getUserClass(beanClass);
         List<String> problems = new ArrayList<>();
-        ReflectionUtils.doWithMethods(userClass, method -> {
+        for (Method method : lockedMethods(userClass)) {
             try {
                 operation(method, userClass);
             } catch (LockAnnotationException e) {
                 problems.add(e.getMessage());
             }
-        }, method -> !method.isBridge() && !method.isSynthetic()
-                && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class));
+        }
         return problems;
+    }
+
+    /** The {@code @DistributedLock} methods of {@code userClass} and its superclasses, whatever their visibility. */
+    static List<Method> lockedMethods(Class<?> userClass) {
+        List<Method> locked = new ArrayList<>();
+        ReflectionUtils.doWithMethods(userClass, locked::add, method -> !method.isBridge() && !method.isSynthetic()
+                && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class));
+        return locked;
     }
 
     private LockOperation build(Method method, Class<?> targetClass) {

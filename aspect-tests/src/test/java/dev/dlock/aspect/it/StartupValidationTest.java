@@ -1,13 +1,19 @@
 package dev.dlock.aspect.it;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.OnFailure;
+import dev.dlock.aspect.DistributedLockAnnotationValidator;
 import dev.dlock.aspect.LockAnnotationException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 
@@ -17,6 +23,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -76,6 +83,12 @@ class StartupValidationTest {
 
     public static class ZeroLeaseTime {
         @DistributedLock(key = "#id", leaseTime = "0")
+        public void run(String id) {
+        }
+    }
+
+    public static class TenMillisecondLease {
+        @DistributedLock(key = "#id", leaseTime = "10ms")
         public void run(String id) {
         }
     }
@@ -151,6 +164,101 @@ class StartupValidationTest {
         }
     }
 
+    public static class PrivateLockedMethod {
+        public void run(String id) {
+            locked(id);
+        }
+
+        @DistributedLock(key = "#id")
+        private void locked(String id) {
+        }
+    }
+
+    public static class StaticLockedMethod {
+        @DistributedLock(key = "#id")
+        public static void locked(String id) {
+        }
+    }
+
+    public static class FinalLockedMethod {
+        @DistributedLock(key = "#id")
+        public final void locked(String id) {
+        }
+    }
+
+    /** Calls its own locked method through {@code this} (bypassing the proxy), and once through the proxy it was given. */
+    public static class SelfInvoking {
+        private SelfInvoking self;
+
+        public void shipAll(List<String> ids) {
+            for (String id : ids) {
+                ship(id.trim());
+            }
+        }
+
+        public void shipThroughTheProxy(String id) {
+            self.ship(id);
+        }
+
+        @DistributedLock(key = "#id")
+        public void ship(String id) {
+        }
+
+        @DistributedLock(key = "#id")
+        public void onlyCalledFromOutside(String id) {
+        }
+    }
+
+    static Stream<Arguments> unreachableThroughAProxy() {
+        return Stream.of(
+                Arguments.of(PrivateLockedMethod.class, "private"),
+                Arguments.of(StaticLockedMethod.class, "static"),
+                Arguments.of(FinalLockedMethod.class, "final"));
+    }
+
+    /** A Spring proxy cannot intercept these: the method would run without its lock, so the start fails naming it. */
+    @ParameterizedTest(name = "{1}")
+    @MethodSource("unreachableThroughAProxy")
+    void aLockedMethodAProxyCannotInterceptFailsTheStart(Class<?> beanClass, String modifier) {
+        Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean(beanClass);
+        }).close());
+        assertThat(findLockAnnotationException(failure).getMessage())
+                .contains(beanClass.getName() + ".locked(String)")
+                .contains("it is " + modifier)
+                .contains("cannot be intercepted by a Spring proxy")
+                .contains("make it a public, non-static, non-final method, or use AspectJ weaving")
+                .contains("docs/annotation.md#without-spring-aop-compile-time-weaving");
+    }
+
+    /** A locked method called through {@code this} runs unlocked under a proxy: one warning per method, naming the callers. */
+    @Test
+    void selfInvocationOfALockedMethodIsWarnedOnceAtStartup() {
+        Logger logger = (Logger) LoggerFactory.getLogger(DistributedLockAnnotationValidator.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            TestContexts.start(context -> {
+                context.register(TestContexts.DefaultLocking.class);
+                context.registerBean(SelfInvoking.class);
+            }).close();
+        } finally {
+            logger.detachAppender(logged);
+        }
+        List<String> warnings = logged.list.stream().filter(event -> event.getLevel() == Level.WARN)
+                .map(ILoggingEvent::getFormattedMessage).toList();
+        assertThat(warnings).as("WARN lines of the validator").hasSize(1);
+        assertThat(warnings.get(0))
+                .contains(SelfInvoking.class.getName() + ".ship(String)")
+                .contains("shipAll(List)")
+                .doesNotContain("shipThroughTheProxy")
+                .doesNotContain("onlyCalledFromOutside")
+                .contains("runs without the lock")
+                .contains("docs/annotation.md#without-spring-aop-compile-time-weaving");
+    }
+
     static Stream<Arguments> badAnnotations() {
         return Stream.of(
                 Arguments.of(BadSpel.class, "key", "does not parse"),
@@ -161,7 +269,9 @@ class StartupValidationTest {
                 Arguments.of(BadAbortIf.class, "abortIf", "'#nope', which is not a parameter"),
                 Arguments.of(BadWaitTime.class, "waitTime", "'soon' is not a duration"),
                 Arguments.of(BadLeaseTime.class, "leaseTime", "'5 parsecs' is not a duration"),
-                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 1 ms, was PT0S; leave it empty for a watchdog-managed lease"),
+                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 30 ms, was PT0S"),
+                // The rule of dlock.lease-time and LockRequest.leaseTime: one rule for every lease.
+                Arguments.of(TenMillisecondLease.class, "leaseTime", "must be at least 30 ms, was PT0.01S"),
                 Arguments.of(LockAtLeastForBeyondLease.class, "lockAtLeastFor", "lockAtLeastFor (PT2M) must not exceed the fixed leaseTime (PT1M)"),
                 Arguments.of(MissingPlaceholder.class, "waitTime", "no.such.property"),
                 Arguments.of(NoKey.class, "key", "neither 'key' nor 'keys' is set"),

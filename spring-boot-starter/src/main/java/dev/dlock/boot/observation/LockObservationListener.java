@@ -23,10 +23,12 @@ import io.micrometer.observation.ObservationRegistry;
  */
 public class LockObservationListener implements LockListener {
 
+    /** The start of every dlock observation's name (and of any meter a handler names after one). */
+    public static final String NAME_PREFIX = "dlock.lock.";
     /** The observation around one acquisition, its wait included. */
-    public static final String ACQUIRE = "dlock.lock.acquire";
+    public static final String ACQUIRE = NAME_PREFIX + "acquire";
     /** The observation from acquisition to release. */
-    public static final String HOLD = "dlock.lock.hold";
+    public static final String HOLD = NAME_PREFIX + "hold";
 
     private final ObservationRegistry registry;
     private final boolean keyInSpans;

@@ -123,16 +123,14 @@ class TlsOptionsTest {
 
     /**
      * The start fails (dlock.verify-on-start's PING) for a TLS failure of {@code type}, whose message names
-     * {@code detail}, among the causes (a store failure carries the client's exception as suppressed); the failure names the property to check.
+     * {@code detail}, among the causes (a store failure carries the client's exception as suppressed); the
+     * failure names the property to check.
      */
     private static void assertRefused(AssertableApplicationContext context, Class<? extends Exception> type, String detail) {
         assertThat(context).hasFailed();
         Throwable failure = context.getStartupFailure();
         assertThat(failure).hasMessageContaining("dlock.redis.url");
-        Throwable cause = failure;
-        while (cause != null && !type.isInstance(cause)) {
-            cause = cause.getCause();
-        }
+        Throwable cause = find(failure, type);
         assertThat(cause).as("a %s among the causes of %s", type.getSimpleName(), failure).isNotNull();
         if (detail != null) {
             assertThat(cause.getMessage()).contains(detail);

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.JdbcLockStoreAutoConfiguration;
 import dev.dlock.boot.RedisLockStoreAutoConfiguration;
+import dev.dlock.jdbc.JdbcLockBackend;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -12,7 +13,7 @@ import javax.sql.DataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Bad JDBC store settings fail the start naming the property, before any connection is made. */
+/** JDBC store settings take effect, and bad ones fail the start naming the property, before any connection is made. */
 class JdbcLockStoreAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -40,6 +41,14 @@ class JdbcLockStoreAutoConfigurationTest {
                 .withPropertyValues("dlock.jdbc.query-timeout=500ms")
                 .run(context -> assertThat(context).hasFailed().getFailure()
                         .hasStackTraceContaining("dlock.jdbc.query-timeout is invalid"));
+    }
+
+    @Test
+    void theDialectPropertyForcesTheMySqlTokenPathWithoutConnecting() {
+        runner.withBean(DataSource.class, UnreachableDataSource::create)
+                .withPropertyValues("dlock.jdbc.dialect=mysql")
+                .run(context -> assertThat(context).hasNotFailed().getBean(JdbcLockBackend.class)
+                        .satisfies(backend -> assertThat(backend.dialect()).hasToString("MYSQL")));
     }
 
     /** A pool pointing where nothing listens; never connected, because validation fails first. */

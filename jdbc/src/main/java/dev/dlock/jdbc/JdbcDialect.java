@@ -6,7 +6,8 @@ import java.util.Locale;
 
 /**
  * The databases the JDBC store speaks to, each with its own SQL: the time functions of the database
- * (the JVM's clock is never used), its upsert, and its sequence syntax.
+ * (the JVM's clock is never used), its upsert, and where fencing tokens come from (a sequence, or on
+ * MySQL, which has none, a counter in each key's row).
  */
 public enum JdbcDialect {
 
@@ -14,6 +15,11 @@ public enum JdbcDialect {
     POSTGRESQL("postgresql"),
     /** MariaDB 10.6 or later: {@code INSERT … ON DUPLICATE KEY UPDATE … RETURNING}, sequences, {@code UTC_TIMESTAMP(6)}. */
     MARIADB("mariadb"),
+    /**
+     * MySQL 8.0 or later, which has no sequences: each key's row counts its tokens, and a new row starts
+     * above the table's token floor, which cleanup raises in the transaction that deletes rows. Also runs on MariaDB.
+     */
+    MYSQL("mysql"),
     /** H2 2.x, for tests and single-node use: {@code MERGE}, sequences, {@code CURRENT_TIMESTAMP}. */
     H2("h2");
 
@@ -29,8 +35,9 @@ public enum JdbcDialect {
     }
 
     /**
-     * The dialect of the database {@code metaData} describes, from its product name. MySQL (not
-     * MariaDB) is refused: it has no sequences, which the fencing tokens are drawn from.
+     * The dialect of the database {@code metaData} describes, from its product name: MySQL gets
+     * {@link #MYSQL}, and MariaDB gets {@link #MARIADB} also through MySQL Connector/J, which names
+     * every server MySQL but shows MariaDB in the version.
      */
     public static JdbcDialect detect(DatabaseMetaData metaData) throws SQLException {
         String product = metaData.getDatabaseProductName();
@@ -45,12 +52,10 @@ public enum JdbcDialect {
             return H2;
         }
         if (name.contains("mysql")) {
-            throw new IllegalStateException("dlock JDBC store: MySQL (" + metaData.getDatabaseProductVersion()
-                    + ") is not supported: it has no sequences, which fencing tokens are drawn from; "
-                    + "use MariaDB 10.6+, PostgreSQL 14+ or H2 2.x");
+            return MYSQL;
         }
         throw new IllegalStateException("dlock JDBC store: unsupported database '" + product
-                + "'; supported are PostgreSQL, MariaDB and H2 (set the dialect explicitly to override detection)");
+                + "'; supported are PostgreSQL, MariaDB, MySQL and H2 (set the dialect explicitly to override detection)");
     }
 
     private static boolean isMariaDbVersion(DatabaseMetaData metaData) throws SQLException {

@@ -44,7 +44,7 @@ import dev.dlock.core.RenewalResult;
 import dev.dlock.core.StoreNode;
 
 /**
- * The lock store in a relational database (PostgreSQL, MariaDB, H2) over a plain {@link DataSource}:
+ * The lock store in a relational database (PostgreSQL, MariaDB, MySQL, H2) over a plain {@link DataSource}:
  * one row per key, every write one compare-owner statement on a connection of its own in autocommit
  * mode, so a lock never joins the caller's transaction and no row lock is held while a method runs.
  * Give it the pool itself, not a transaction-aware proxy.
@@ -59,6 +59,12 @@ import dev.dlock.core.StoreNode;
  * Every earlier holder of the key therefore committed its token before this one was drawn, and since
  * every token comes from one sequence that never goes back, it is the larger — however long the
  * statement stalled before it got the row, and also after cleanup deleted an idle row of the key.
+ *
+ * <p>MySQL has no sequences: there ({@link JdbcDialect#MYSQL}) each row counts its own tokens, one up per
+ * acquisition under the row's lock, and a key without a row gets one starting above the table's token
+ * floor, which cleanup raises to every token it deletes in the same transaction. Tokens then grow per key,
+ * not across keys; an acquisition that creates a row costs a short transaction, and one that takes an
+ * existing row two statements (the update and a read-back, as MySQL has no {@code RETURNING}).
  *
  * <p><b>Cleanup.</b> Rows free for longer than the retention (default 1 h) are deleted in bounded
  * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
@@ -93,6 +99,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,47}");
     private static final String DUPLICATE_KEY_STATE = "23505";
+    private static final String DEADLOCK_STATE = "40001";
     private static final int ACQUIRE_ATTEMPTS = 3;
     private static final Executor DIRECT = Runnable::run;
 
@@ -114,7 +121,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         this.dataSource = builder.dataSource;
         this.dialect = dialect;
         this.table = builder.tableName;
-        this.sql = LockStatements.of(dialect, table, table + "_token_seq");
+        this.sql = LockStatements.of(dialect, table);
         this.queryTimeoutSeconds = (int) Math.max(1, builder.queryTimeout.toSeconds());
         this.networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE, builder.queryTimeout.toMillis() + 2_000);
         this.renewalBatchSize = builder.renewalBatchSize;
@@ -155,8 +162,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 sent = true;
                 return acquireOnce(connection, key, owner, leaseMillis);
             } catch (SQLException e) {
-                if (dialect == JdbcDialect.H2 && DUPLICATE_KEY_STATE.equals(e.getSQLState()) && attempt < ACQUIRE_ATTEMPTS) {
-                    // H2's MERGE lets two first acquisitions of a key both try the insert; the loser tries again.
+                if (attempt < ACQUIRE_ATTEMPTS && takesAnotherAttempt(e)) {
                     continue;
                 }
                 if (sent) {
@@ -168,7 +174,21 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
+    /** Whether a failed acquire changed nothing and may simply run again. */
+    private boolean takesAnotherAttempt(SQLException e) {
+        return switch (dialect) {
+            // H2's MERGE lets two first acquisitions of a key both try the insert; the loser tries again.
+            case H2 -> DUPLICATE_KEY_STATE.equals(e.getSQLState());
+            // InnoDB may pick one of two transactions creating the same key as a deadlock victim and roll it back.
+            case MYSQL -> DEADLOCK_STATE.equals(e.getSQLState());
+            case POSTGRESQL, MARIADB -> false;
+        };
+    }
+
     private AcquireResult acquireOnce(Connection connection, String key, String owner, long leaseMillis) throws SQLException {
+        if (sql.counting != null) {
+            return acquireCountingInTheRow(connection, key, owner, leaseMillis);
+        }
         Optional<AcquireResult> answer = runAcquire(connection, key, owner, leaseMillis);
         if (answer.isEmpty()) {
             // The key had no row and now has a free one, which this second run takes.
@@ -185,16 +205,84 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private AcquireResult createAndTakeInOneTransaction(Connection connection, String key, String owner, long leaseMillis)
             throws SQLException {
         log.debug("The new row of key '{}' was deleted before it was taken; creating and taking it in one transaction", key);
-        connection.setAutoCommit(false);
-        Optional<AcquireResult> answer;
-        try {
-            answer = runAcquire(connection, key, owner, leaseMillis);
+        return inOneTransaction(connection, () -> {
+            Optional<AcquireResult> answer = runAcquire(connection, key, owner, leaseMillis);
             if (answer.isEmpty()) {
                 answer = runAcquire(connection, key, owner, leaseMillis);
             }
             if (answer.isEmpty()) {
                 throw new SQLException("the acquire statement created the row of key '" + key + "' twice in one transaction");
             }
+            return answer.get();
+        });
+    }
+
+    /**
+     * The MySQL token path: the key's existing row is taken by an UPDATE that adds one to its token under the
+     * row's lock, and read back (MySQL has no {@code RETURNING}); a key without a row gets one in a transaction
+     * that starts it above the floor (see {@link LockStatements.RowCounting}).
+     */
+    private AcquireResult acquireCountingInTheRow(Connection connection, String key, String owner, long leaseMillis)
+            throws SQLException {
+        int matched;
+        try (PreparedStatement statement = prepare(connection, sql.acquire)) {
+            sql.bindAcquire(statement, key, owner, leaseMillis);
+            matched = statement.executeUpdate();
+        }
+        // Both drivers count matched rows by default. One set to count changed rows answers 0 for a held row too;
+        // that only costs the transaction below, which takes or reports an existing row the same way.
+        if (matched > 0) {
+            Optional<AcquireResult> answer = readBack(connection, sql.counting.readBack(), key, owner);
+            if (answer.isPresent()) {
+                return answer.get();
+            }
+        }
+        return inOneTransaction(connection, () -> {
+            long floor;
+            try (PreparedStatement statement = prepare(connection, sql.counting.floor());
+                 ResultSet row = statement.executeQuery()) {
+                if (!row.next()) {
+                    throw new SQLException("the token floor row of " + table + LockStatements.FLOOR_SUFFIX
+                            + " is missing; apply " + dialect.schemaResource());
+                }
+                floor = row.getLong(1);
+            }
+            try (PreparedStatement statement = prepare(connection, sql.counting.create())) {
+                sql.bindCreate(statement, key, owner, floor + 1, leaseMillis);
+                statement.executeUpdate();
+            }
+            return readBack(connection, sql.counting.lockedReadBack(), key, owner)
+                    .orElseThrow(() -> new SQLException("the row of key '" + key + "' is missing right after its upsert"));
+        });
+    }
+
+    /** The key's state as the MySQL read-back shows it: acquired when {@code owner} holds it, else held; empty without a row. */
+    private Optional<AcquireResult> readBack(Connection connection, String readBackSql, String key, String owner)
+            throws SQLException {
+        try (PreparedStatement statement = prepare(connection, readBackSql)) {
+            statement.setString(1, key);
+            try (ResultSet row = statement.executeQuery()) {
+                if (!row.next()) {
+                    return Optional.empty();
+                }
+                // Only this owner's own calls write a row it owns, so the token is the one its statement wrote.
+                return Optional.of(owner.equals(row.getString(1)) ? new AcquireResult.Acquired(row.getLong(2))
+                        : held(row.getLong(3), row.wasNull()));
+            }
+        }
+    }
+
+    /** Work on one connection that must commit as a whole. */
+    private interface TransactionWork<T> {
+        T run() throws SQLException;
+    }
+
+    /** Runs {@code work} in one transaction on {@code connection} and leaves it in autocommit mode again, committed or rolled back. */
+    private static <T> T inOneTransaction(Connection connection, TransactionWork<T> work) throws SQLException {
+        connection.setAutoCommit(false);
+        T result;
+        try {
+            result = work.run();
             connection.commit();
         } catch (SQLException | RuntimeException e) {
             try {
@@ -206,7 +294,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             throw e;
         }
         connection.setAutoCommit(true);
-        return answer.get();
+        return result;
     }
 
     /** One run of the acquire statement: the answer, or empty when it only created the key's row (free, no token yet). */
@@ -424,15 +512,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         int deleted = 0;
         try (Connection connection = connection()) {
             for (int batch = 0; batch < CLEANUP_BATCHES_PER_RUN; batch++) {
-                int rows;
-                try (PreparedStatement statement = prepare(connection, sql.sweep)) {
-                    statement.setLong(1, idleRowRetentionMillis);
-                    statement.setInt(2, CLEANUP_BATCH_SIZE);
-                    if (dialect == JdbcDialect.POSTGRESQL) {
-                        statement.setLong(3, idleRowRetentionMillis);
-                    }
-                    rows = statement.executeUpdate();
-                }
+                int rows = sql.counting != null ? sweepRaisingTheFloor(connection) : sweep(connection);
                 deleted += rows;
                 if (rows < CLEANUP_BATCH_SIZE) {
                     break;
@@ -442,6 +522,49 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             throw LockBackendException.storeFailure("JDBC cleanup of idle rows in " + table + " failed", e);
         }
         return deleted;
+    }
+
+    private int sweep(Connection connection) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql.sweep)) {
+            statement.setLong(1, idleRowRetentionMillis);
+            statement.setInt(2, CLEANUP_BATCH_SIZE);
+            if (dialect == JdbcDialect.POSTGRESQL) {
+                statement.setLong(3, idleRowRetentionMillis);
+            }
+            return statement.executeUpdate();
+        }
+    }
+
+    /**
+     * One MySQL cleanup batch: finds the largest token among the rows it may delete, then raises the floor to it
+     * and deletes those rows whose token is not above it, in one transaction. A row that became deletable after
+     * the first read with a larger token stays for the next batch.
+     */
+    private int sweepRaisingTheFloor(Connection connection) throws SQLException {
+        long highest;
+        try (PreparedStatement statement = prepare(connection, sql.counting.idleMaxToken())) {
+            statement.setLong(1, idleRowRetentionMillis);
+            statement.setInt(2, CLEANUP_BATCH_SIZE);
+            try (ResultSet row = statement.executeQuery()) {
+                row.next();
+                highest = row.getLong(1);
+                if (row.wasNull()) {
+                    return 0;
+                }
+            }
+        }
+        return inOneTransaction(connection, () -> {
+            try (PreparedStatement statement = prepare(connection, sql.counting.raiseFloor())) {
+                statement.setLong(1, highest);
+                statement.executeUpdate();
+            }
+            try (PreparedStatement statement = prepare(connection, sql.sweep)) {
+                statement.setLong(1, idleRowRetentionMillis);
+                statement.setLong(2, highest);
+                statement.setInt(3, CLEANUP_BATCH_SIZE);
+                return statement.executeUpdate();
+            }
+        });
     }
 
     private void cleanUpQuietly() {
@@ -534,7 +657,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    /** Runs the dialect's DDL for {@code table}: the sequence, then the table, each only if missing. */
+    /** Runs the dialect's DDL for {@code table}: the sequence (MySQL: the floor table), then the table, each only if missing. */
     private static void applySchema(DataSource dataSource, JdbcDialect dialect, String table) {
         String ddl = schemaDdl(dialect, table);
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
@@ -598,7 +721,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 
         /**
          * The lock table (default {@code dlock_locks}), optionally {@code schema.table}; letters, digits and
-         * underscores, at most 48 characters per part. Its sequence is the table name plus {@code _token_seq}.
+         * underscores, at most 48 characters per part. Its sequence is the table name plus {@code _token_seq}
+         * (MySQL: its token floor table, the table name plus {@code _token_floor}).
          */
         public Builder tableName(String tableName) {
             if (tableName == null) {
@@ -626,7 +750,10 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             return this;
         }
 
-        /** Whether {@link #build()} creates the sequence and table when missing (default false: apply the shipped DDL yourself). */
+        /**
+         * Whether {@link #build()} creates the sequence (MySQL: the floor table) and the lock table when missing
+         * (default false: apply the shipped DDL yourself).
+         */
         public Builder createSchema(boolean createSchema) {
             this.createSchema = createSchema;
             return this;

@@ -9,16 +9,23 @@ import java.util.StringJoiner;
  * parameters are durations in milliseconds, never instants), so the JVMs' clocks never matter.
  *
  * <p>Columns: {@code lock_key} (primary key), {@code owner} (null when free), {@code token} (the last
- * fencing token, from the table's sequence), {@code expires_at} (the end of the lease, or the release
- * time once released). A key is held while its owner is set and {@code expires_at} is ahead.
+ * fencing token: from the table's sequence, or on MySQL the row's own count), {@code expires_at} (the end
+ * of the lease, or the release time once released). A key is held while its owner is set and
+ * {@code expires_at} is ahead.
  */
 final class LockStatements {
+
+    /** The table's sequence is its name plus this. */
+    static final String SEQUENCE_SUFFIX = "_token_seq";
+    /** On MySQL, the one-row table holding the token floor is the lock table's name plus this. */
+    static final String FLOOR_SUFFIX = "_token_floor";
 
     /**
      * Takes the key when its row exists and is free, run out or already the owner's (see {@link #bindAcquire});
      * creates the row, free, when the key has none. Answers one row (owner, token, remaining ms) — the owner
      * now holding the key; a null owner with a token when the row was just created — or, on H2, (owner, token)
-     * when the row changed and no row when someone else holds the key.
+     * when the row changed and no row when someone else holds the key. On MySQL an UPDATE of an existing row
+     * only, answering its update count: the statements of {@link #counting} read the answer back and create rows.
      *
      * <p>The token is drawn only in the update of an existing row, which the statement holds locked by then:
      * an insert draws its values before the conflict check, and a statement stalled in that check could
@@ -34,15 +41,20 @@ final class LockStatements {
     final boolean releaseReturnsRows;
     /** The key's token and whether it is free. Parameter: key. */
     final String state;
-    /** Deletes up to a batch of rows free for longer than the retention. Parameters: retention ms, limit (PostgreSQL: retention ms again). */
+    /**
+     * Deletes up to a batch of rows free for longer than the retention. Parameters: retention ms, limit (PostgreSQL:
+     * retention ms again; MySQL: retention ms, the largest token it may delete, limit).
+     */
     final String sweep;
     /** The cheapest round trip that still needs the lock table: no row is read, but a missing table fails it. */
     final String ping;
+    /** The statements of the token path without a sequence, on MySQL; null for the other dialects. */
+    final RowCounting counting;
     private final JdbcDialect dialect;
     private final String table;
 
     private LockStatements(JdbcDialect dialect, String table, String acquire, String remaining,
-                           String release, boolean releaseReturnsRows, String sweep) {
+                           String release, boolean releaseReturnsRows, String sweep, RowCounting counting) {
         this.dialect = dialect;
         this.table = table;
         this.acquire = acquire;
@@ -52,10 +64,33 @@ final class LockStatements {
         this.state = "SELECT token, owner IS NULL OR expires_at <= " + now(dialect) + " FROM " + table + " WHERE lock_key = ?";
         this.sweep = sweep;
         this.ping = "SELECT 1 FROM " + table + " WHERE 1 = 0";
+        this.counting = counting;
     }
 
-    /** The statements of {@code dialect} over {@code table} and its sequence {@code sequence}. */
-    static LockStatements of(JdbcDialect dialect, String table, String sequence) {
+    /**
+     * The MySQL token path, for a database without sequences: each row counts its own tokens, {@code token + 1}
+     * under the row's lock, and a row that cleanup deleted comes back above the one-row floor table, which the
+     * cleanup transaction raised to every token it deleted. A new row reads the floor under a shared lock held
+     * until the row is committed, so no cleanup can delete a row of the key between that read and the insert,
+     * however long the insert stalls.
+     *
+     * @param readBack       the key's owner, token and remaining lease in ms (MySQL has no {@code RETURNING}). Parameter: key.
+     * @param lockedReadBack {@code readBack} as a locking read, for inside a transaction: it sees the latest row, never
+     *                       a snapshot older than the transaction's own upsert (the row is locked by then anyway).
+     * @param floor          the floor, share-locked until commit. No parameter.
+     * @param create         inserts the key's row taken, at the token given, or takes the existing row as {@link #acquire}
+     *                       does. Parameters: key, owner, token, lease ms, then four owners and the lease ms again.
+     * @param idleMaxToken   the largest token among up to a batch of rows cleanup may delete, or null when there is none.
+     *                       Parameters: retention ms, limit.
+     * @param raiseFloor     raises the floor to a token. Parameter: token.
+     */
+    record RowCounting(String readBack, String lockedReadBack, String floor, String create, String idleMaxToken,
+                       String raiseFloor) {
+    }
+
+    /** The statements of {@code dialect} over {@code table} and its sequence or floor table. */
+    static LockStatements of(JdbcDialect dialect, String table) {
+        String sequence = table + SEQUENCE_SUFFIX;
         String now = now(dialect);
         String remaining = remainingMillis(dialect);
         return switch (dialect) {
@@ -74,7 +109,8 @@ final class LockStatements {
                     true,
                     "DELETE FROM " + table + " WHERE lock_key IN (SELECT lock_key FROM " + table
                             + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?)"
-                            + " AND expires_at < " + minusMillis(dialect, "?"));
+                            + " AND expires_at < " + minusMillis(dialect, "?"),
+                    null);
             // ON DUPLICATE KEY UPDATE assigns left to right and later terms see earlier results: the token and
             // owner are decided on the old owner, then the lease follows whoever owns the row now.
             case MARIADB -> new LockStatements(dialect, table,
@@ -89,7 +125,32 @@ final class LockStatements {
                     "UPDATE " + table + " SET owner = NULL, expires_at = " + now
                             + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
                     false,
-                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?");
+                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " LIMIT ?",
+                    null);
+            // No sequence and no RETURNING: every assignment tests the same condition, which stays true once
+            // the owner is set, so the row ends the same whether MySQL assigns left to right or all at once.
+            case MYSQL -> {
+                String floorTable = table + FLOOR_SUFFIX;
+                String readBack = "SELECT owner, token, " + remaining + " FROM " + table + " WHERE lock_key = ?";
+                String free = "(owner IS NULL OR expires_at <= " + now + " OR owner = ?)";
+                String take = " token = IF(" + free + ", token + 1, token),"
+                        + " owner = IF(" + free + ", ?, owner),"
+                        + " expires_at = IF(" + free + ", " + plusMillis(dialect, "?") + ", expires_at)";
+                yield new LockStatements(dialect, table,
+                        "UPDATE " + table + " SET" + take + " WHERE lock_key = ?",
+                        null,
+                        "UPDATE " + table + " SET owner = NULL, expires_at = " + now
+                                + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
+                        false,
+                        "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " AND token <= ? LIMIT ?",
+                        new RowCounting(readBack, readBack + " LOCK IN SHARE MODE",
+                                "SELECT token FROM " + floorTable + " WHERE id = 1 LOCK IN SHARE MODE",
+                                "INSERT INTO " + table + " (lock_key, owner, token, expires_at) VALUES (?, ?, ?, "
+                                        + plusMillis(dialect, "?") + ") ON DUPLICATE KEY UPDATE" + take,
+                                "SELECT MAX(token) FROM (SELECT token FROM " + table + " WHERE expires_at < "
+                                        + minusMillis(dialect, "?") + " LIMIT ?) idle",
+                                "UPDATE " + floorTable + " SET token = GREATEST(token, ?) WHERE id = 1"));
+            }
             case H2 -> new LockStatements(dialect, table,
                     "SELECT owner, token FROM FINAL TABLE (MERGE INTO " + table + " l USING (VALUES (CAST(? AS VARCHAR(1024)),"
                             + " CAST(? AS VARCHAR(255)), CAST(? AS BIGINT))) v(k, o, lease) ON l.lock_key = v.k"
@@ -102,7 +163,8 @@ final class LockStatements {
                     "UPDATE " + table + " SET owner = NULL, expires_at = " + now
                             + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now,
                     false,
-                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " FETCH FIRST ? ROWS ONLY");
+                    "DELETE FROM " + table + " WHERE expires_at < " + minusMillis(dialect, "?") + " FETCH FIRST ? ROWS ONLY",
+                    null);
         };
     }
 
@@ -123,12 +185,33 @@ final class LockStatements {
                 }
                 statement.setLong(6, leaseMillis);
             }
+            case MYSQL -> {
+                bindTake(statement, 1, owner, leaseMillis);
+                statement.setString(6, key);
+            }
             case H2 -> {
                 statement.setString(1, key);
                 statement.setString(2, owner);
                 statement.setLong(3, leaseMillis);
             }
         }
+    }
+
+    /** Binds key, owner, the new row's token and lease ms to {@link RowCounting#create}. */
+    void bindCreate(PreparedStatement statement, String key, String owner, long token, long leaseMillis) throws SQLException {
+        statement.setString(1, key);
+        statement.setString(2, owner);
+        statement.setLong(3, token);
+        statement.setLong(4, leaseMillis);
+        bindTake(statement, 5, owner, leaseMillis);
+    }
+
+    /** The MySQL take's parameters from {@code first} on: the owner in the three conditions and as the value, then the lease. */
+    private static void bindTake(PreparedStatement statement, int first, String owner, long leaseMillis) throws SQLException {
+        for (int parameter = first; parameter < first + 4; parameter++) {
+            statement.setString(parameter, owner);
+        }
+        statement.setLong(first + 4, leaseMillis);
     }
 
     /** Extends {@code size} leases of {@code leaseMillis} in one statement. Parameters: lease ms, then key and owner per lease. */
@@ -154,7 +237,7 @@ final class LockStatements {
     private static String now(JdbcDialect dialect) {
         return switch (dialect) {
             case POSTGRESQL -> "clock_timestamp()";
-            case MARIADB -> "UTC_TIMESTAMP(6)";
+            case MARIADB, MYSQL -> "UTC_TIMESTAMP(6)";
             case H2 -> "CURRENT_TIMESTAMP";
         };
     }
@@ -162,7 +245,7 @@ final class LockStatements {
     private static String plusMillis(JdbcDialect dialect, String millis) {
         return switch (dialect) {
             case POSTGRESQL -> "clock_timestamp() + " + millis + " * INTERVAL '1 millisecond'";
-            case MARIADB -> "UTC_TIMESTAMP(6) + INTERVAL " + millis + " * 1000 MICROSECOND";
+            case MARIADB, MYSQL -> "UTC_TIMESTAMP(6) + INTERVAL " + millis + " * 1000 MICROSECOND";
             case H2 -> "DATEADD(MILLISECOND, " + millis + ", CURRENT_TIMESTAMP)";
         };
     }
@@ -170,7 +253,7 @@ final class LockStatements {
     private static String minusMillis(JdbcDialect dialect, String millis) {
         return switch (dialect) {
             case POSTGRESQL -> "clock_timestamp() - " + millis + " * INTERVAL '1 millisecond'";
-            case MARIADB -> "UTC_TIMESTAMP(6) - INTERVAL " + millis + " * 1000 MICROSECOND";
+            case MARIADB, MYSQL -> "UTC_TIMESTAMP(6) - INTERVAL " + millis + " * 1000 MICROSECOND";
             case H2 -> "DATEADD(MILLISECOND, -" + millis + ", CURRENT_TIMESTAMP)";
         };
     }
@@ -178,7 +261,7 @@ final class LockStatements {
     private static String remainingMillis(JdbcDialect dialect) {
         return switch (dialect) {
             case POSTGRESQL -> "CAST(CEIL(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000) AS BIGINT)";
-            case MARIADB -> "CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000)";
+            case MARIADB, MYSQL -> "CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000)";
             case H2 -> "DATEDIFF(MILLISECOND, CURRENT_TIMESTAMP, expires_at) + 1";
         };
     }

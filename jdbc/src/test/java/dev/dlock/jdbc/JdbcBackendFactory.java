@@ -1,8 +1,11 @@
 package dev.dlock.jdbc;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+
+import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -11,8 +14,9 @@ import dev.dlock.core.LockBackend;
 import dev.dlock.testkit.BackendFactory;
 
 /**
- * Connects a {@link JdbcLockBackend} with a pool of its own to {@code <jdbc url>|<user>|<password>}:
+ * Connects a {@link JdbcLockBackend} with a pool of its own to {@code <jdbc url>|<user>|<password>[|<dialect>]}:
  * short pool and statement timeouts, so a dead database fails calls within seconds. The schema must exist.
+ * A dialect, when given, is forced instead of detected (the child JVM of the contract suite gets it too).
  */
 public class JdbcBackendFactory implements BackendFactory {
 
@@ -21,6 +25,28 @@ public class JdbcBackendFactory implements BackendFactory {
     /** The connection string of {@code jdbcUrl} for {@link #create}. */
     static String connection(String jdbcUrl, String user, String password) {
         return jdbcUrl + "|" + user + "|" + password;
+    }
+
+    /** The connection string of {@code jdbcUrl} for {@link #create}, forcing {@code dialect} (for example {@code mysql}). */
+    static String connection(String jdbcUrl, String user, String password, String dialect) {
+        return connection(jdbcUrl, user, password) + "|" + dialect;
+    }
+
+    /** A backend builder over {@code pool} with the dialect {@code connection} forces, if any. */
+    static JdbcLockBackend.Builder builder(String connection, DataSource pool) {
+        String[] parts = connection.split("\\|", -1);
+        JdbcLockBackend.Builder builder = JdbcLockBackend.builder(pool);
+        if (parts.length > 3) {
+            builder.dialect(JdbcDialect.valueOf(parts[3].toUpperCase(Locale.ROOT)));
+        }
+        return builder;
+    }
+
+    /** Creates the lock table (and whatever the dialect's tokens need) through the backend's own createSchema. */
+    static void createSchema(String connection) {
+        try (HikariDataSource pool = pool(connection, 1)) {
+            builder(connection, pool).createSchema(true).build().close();
+        }
     }
 
     /** A pool over {@code connection} whose calls fail within about two seconds when the database is gone. */
@@ -41,7 +67,7 @@ public class JdbcBackendFactory implements BackendFactory {
     @Override
     public LockBackend create(String connection) {
         HikariDataSource pool = pool(connection, 12);
-        JdbcLockBackend backend = JdbcLockBackend.builder(pool).queryTimeout(Duration.ofSeconds(2))
+        JdbcLockBackend backend = builder(connection, pool).queryTimeout(Duration.ofSeconds(2))
                 .cleanupInterval(Duration.ZERO).build();
         POOLS.put(backend, pool);
         return backend;

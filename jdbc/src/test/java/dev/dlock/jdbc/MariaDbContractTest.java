@@ -1,6 +1,5 @@
 package dev.dlock.jdbc;
 
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -16,10 +15,13 @@ class MariaDbContractTest extends StoreFailureContractTest {
     @BeforeAll
     static void startMariaDb() {
         mariaDb = MariaDbServer.start();
-        try (HikariDataSource pool = JdbcBackendFactory.pool(connectionOf(mariaDb), 1)) {
-            JdbcLockBackend.builder(pool).createSchema(true).build().close();
-        }
-        hooks = new JdbcContractHooks(mariaDb::admin, "SELECT COALESCE(SUM(COUNT_STAR), 0)"
+        JdbcBackendFactory.createSchema(connectionOf(mariaDb));
+        hooks = hooksOf(mariaDb);
+    }
+
+    /** The contract's store hooks on {@code server}: statements counted by performance_schema. */
+    static JdbcContractHooks hooksOf(MariaDbServer server) {
+        return new JdbcContractHooks(server::admin, "SELECT COALESCE(SUM(COUNT_STAR), 0)"
                 + " FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE ?");
     }
 

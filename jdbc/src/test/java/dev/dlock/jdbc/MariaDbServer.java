@@ -58,6 +58,11 @@ final class MariaDbServer implements AutoCloseable {
         return mariaDb;
     }
 
+    /** The loopback port the server listens on. */
+    int port() {
+        return port;
+    }
+
     String jdbcUrl() {
         return "jdbc:mariadb://127.0.0.1:" + port + "/dlock";
     }

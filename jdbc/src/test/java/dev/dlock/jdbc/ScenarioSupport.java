@@ -181,6 +181,34 @@ final class ScenarioSupport implements AutoCloseable {
     }
 
     /**
+     * Holds a key with a 10 s watched lease while {@code restart} kills and restarts the database: a
+     * renewal succeeds after the restart, no loss is reported, the row survived, and the next holder's
+     * token is larger than the one before the restart.
+     */
+    static void restartShorterThanTheLeaseKeepsTheLock(String connection, Runnable restart) {
+        try (ScenarioSupport support = new ScenarioSupport(connection)) {
+            String key = "restart-hold:" + System.nanoTime();
+            Events events = new Events();
+            LockManager holder = support.manager(support.backend(), b -> b.leaseTime(Duration.ofSeconds(10)).listener(events));
+            LockManager other = support.manager();
+            long token;
+            try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
+                token = lock.fencingToken();
+                restart.run();
+                int before = events.count();
+                awaitTrue(Duration.ofSeconds(15), () -> "a renewal succeeded after the restart; " + events.events,
+                        () -> events.renewedAfter(before));
+                assertThat(events.lost()).as("no loss: %s", events.events).isFalse();
+                assertThat(lock.isHeld()).isTrue();
+                assertThat(other.tryAcquire(key)).as("the row survived the restart").isEmpty();
+            }
+            try (LockHandle next = other.acquire(key, Duration.ofSeconds(5))) {
+                assertThat(next.fencingToken()).as("tokens never go back, restarts included").isGreaterThan(token);
+            }
+        }
+    }
+
+    /**
      * Cleanup deletes a row only when it has been free for longer than the retention ({@code ageFreeRows}
      * makes a key's free row look two hours old): a held row and a row released just now stay, and the
      * next acquisition of a deleted key still gets a larger token than the last one it had.
@@ -188,7 +216,7 @@ final class ScenarioSupport implements AutoCloseable {
     static void cleanupDeletesOnlyLongIdleRows(String connection, JdbcContractHooks.Admin adminConnections,
                                                String ageFreeRows) throws Exception {
         try (HikariDataSource pool = JdbcBackendFactory.pool(connection, 4);
-             JdbcLockBackend backend = JdbcLockBackend.builder(pool).cleanupInterval(Duration.ZERO).build();
+             JdbcLockBackend backend = JdbcBackendFactory.builder(connection, pool).cleanupInterval(Duration.ZERO).build();
              LockManager locks = LockManager.builder(backend).build();
              Connection admin = adminConnections.open()) {
             String idle = "sweep-idle:" + System.nanoTime();
@@ -230,8 +258,8 @@ final class ScenarioSupport implements AutoCloseable {
                                                           String ageFreeRows) throws Exception {
         try (HikariDataSource firstPool = JdbcBackendFactory.pool(connection, 8);
              HikariDataSource secondPool = JdbcBackendFactory.pool(connection, 8);
-             JdbcLockBackend first = JdbcLockBackend.builder(firstPool).cleanupInterval(Duration.ZERO).build();
-             JdbcLockBackend second = JdbcLockBackend.builder(secondPool).cleanupInterval(Duration.ZERO).build();
+             JdbcLockBackend first = JdbcBackendFactory.builder(connection, firstPool).cleanupInterval(Duration.ZERO).build();
+             JdbcLockBackend second = JdbcBackendFactory.builder(connection, secondPool).cleanupInterval(Duration.ZERO).build();
              LockManager firstLocks = LockManager.builder(first).build();
              LockManager secondLocks = LockManager.builder(second).build();
              Connection admin = adminConnections.open()) {

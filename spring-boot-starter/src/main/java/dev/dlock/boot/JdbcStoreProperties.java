@@ -16,13 +16,13 @@ public class JdbcStoreProperties {
     /** The prefix of the JDBC store's properties. */
     public static final String PREFIX = DistributedLockProperties.PREFIX + ".jdbc";
 
-    /** The lock table, optionally schema.table; its sequence is the table name plus _token_seq. */
+    /** The lock table, optionally schema.table; its sequence is the table name plus _token_seq (MySQL: its floor table, plus _token_floor). */
     private String tableName = JdbcLockBackend.DEFAULT_TABLE_NAME;
 
-    /** Whether the sequence and table are created at startup when missing (off: apply the shipped DDL with your migrations). */
+    /** Whether the sequence (MySQL: the floor table) and the lock table are created at startup when missing (off: apply the shipped DDL with your migrations). */
     private boolean createSchema;
 
-    /** The database's dialect (postgresql, mariadb, h2); detected from the connection when not set. */
+    /** The database's dialect (postgresql, mariadb, mysql, h2); detected from the connection when not set; mysql forces the token path without a sequence, also on MariaDB. */
     private JdbcDialect dialect;
 
     /** The timeout of every lock statement (whole seconds, 1s to 30s). */

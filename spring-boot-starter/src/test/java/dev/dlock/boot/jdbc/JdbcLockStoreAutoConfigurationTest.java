@@ -8,6 +8,7 @@ import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockManager;
 import dev.dlock.jdbc.PostgresServer;
 import org.h2.jdbcx.JdbcDataSource;
+import dev.dlock.jdbc.JdbcLockBackend;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -19,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Bad JDBC store settings fail the start naming the property, before any connection is made; and
+ * JDBC store settings take effect, and bad ones fail the start naming the property, before any connection is made;
  * dlock.verify-on-start finds a missing lock table at startup, naming the properties that fix it.
  */
 class JdbcLockStoreAutoConfigurationTest {
@@ -105,6 +106,14 @@ class JdbcLockStoreAutoConfigurationTest {
         JdbcDataSource dataSource = new JdbcDataSource();
         dataSource.setURL("jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
         return dataSource;
+    }
+
+    @Test
+    void theDialectPropertyForcesTheMySqlTokenPathWithoutConnecting() {
+        runner.withBean(DataSource.class, UnreachableDataSource::create)
+                .withPropertyValues("dlock.jdbc.dialect=mysql", "dlock.verify-on-start=false")
+                .run(context -> assertThat(context).hasNotFailed().getBean(JdbcLockBackend.class)
+                        .satisfies(backend -> assertThat(backend.dialect()).hasToString("MYSQL")));
     }
 
     /** A pool pointing where nothing listens; never connected, because validation fails first. */

@@ -1,0 +1,90 @@
+package dev.dlock.jdbc;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.testkit.BackendFactory;
+import dev.dlock.testkit.StoreFailureContractTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The published contract through the MySQL token path and MySQL Connector/J, the driver MySQL users run, on a
+ * MariaDB server started for this class (there is no MySQL server here). Connector/J names every server
+ * MySQL, so the dialect is forced; detection through it still says MariaDB.
+ */
+class MariaDbMySqlPathConnectorJContractTest extends StoreFailureContractTest {
+
+    private static MariaDbServer mariaDb;
+    private static JdbcContractHooks hooks;
+
+    @BeforeAll
+    static void startMariaDb() {
+        mariaDb = MariaDbServer.start();
+        JdbcBackendFactory.createSchema(connectionOf(mariaDb));
+        hooks = MariaDbContractTest.hooksOf(mariaDb);
+    }
+
+    @AfterAll
+    static void stopMariaDb() {
+        if (mariaDb != null) {
+            mariaDb.close();
+        }
+    }
+
+    private static String jdbcUrl(MariaDbServer server) {
+        return "jdbc:mysql://127.0.0.1:" + server.port() + "/dlock";
+    }
+
+    private static String connectionOf(MariaDbServer server) {
+        return JdbcBackendFactory.connection(jdbcUrl(server), "root", "", "mysql");
+    }
+
+    @Test
+    void connectorJCallsMariaDbMySqlAndDetectionStillSaysMariaDb() throws SQLException {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl(mariaDb), "root", "")) {
+            assertThat(connection.getMetaData().getDatabaseProductName()).isEqualTo("MySQL");
+            assertThat(JdbcDialect.detect(connection.getMetaData())).isEqualTo(JdbcDialect.MARIADB);
+        }
+    }
+
+    @Override
+    protected BackendFactory factory() {
+        return new JdbcBackendFactory();
+    }
+
+    @Override
+    protected String connection() {
+        return connectionOf(mariaDb);
+    }
+
+    @Override
+    protected void deleteKey(String key) {
+        hooks.deleteKey(key);
+    }
+
+    @Override
+    protected void wipeStore() {
+        hooks.wipe();
+    }
+
+    @Override
+    protected long storeCommandCount() {
+        return hooks.statementCount();
+    }
+
+    @Override
+    protected void crashStore() {
+        mariaDb.kill();
+    }
+
+    @Override
+    protected void restartStore() {
+        mariaDb.launch();
+    }
+}

@@ -147,6 +147,11 @@ public final class MemcachedServer implements AutoCloseable {
         }
     }
 
+    /** Whether the lock item of logical {@code key} under {@code keyPrefix} exists, asked without bumping it. */
+    public boolean holdsLockItem(String keyPrefix, String key) {
+        return has(new MemcachedKeys(keyPrefix).lock(key));
+    }
+
     /** Deletes every item ({@code flush_all}). */
     public void flushAll() {
         try (AdminConnection admin = new AdminConnection(port)) {

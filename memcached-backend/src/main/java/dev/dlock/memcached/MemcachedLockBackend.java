@@ -165,6 +165,7 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
      * Deletes {@code key}'s lock if, and only if, {@code owner} holds it (compare-and-swap on the cas just read).
      * When the lock is gone, the owner record answers: still {@code owner} means nobody acquired the key since
      * ({@link ReleaseResult#ALREADY_FREE}); another owner, or no record, {@link ReleaseResult#NOT_OWNER}.
+     * {@code fencingToken} is not needed: an owner token names one acquisition.
      */
     @Override
     public ReleaseResult release(String key, String owner, long fencingToken) {

@@ -26,9 +26,9 @@ public class DistributedLockProperties {
     private boolean enabled = true;
 
     /**
-     * Where locks are kept: redis, zookeeper, jdbc (the application's DataSource), or in-memory (within this
-     * JVM only: for tests and single-instance apps). Not set: the store whose module is on the class path
-     * (Redis, then ZooKeeper, then JDBC).
+     * Where locks are kept: redis, zookeeper, jdbc (the application's DataSource), memcached (efficiency only), or
+     * in-memory (within this JVM only: for tests and single-instance apps). Not set: the store whose module is on
+     * the class path (Redis, then ZooKeeper, then JDBC, then memcached).
      */
     private Store store;
 
@@ -532,6 +532,8 @@ public class DistributedLockProperties {
         /** In this JVM's memory: locks exclude threads of this application instance only, never other instances. */
         IN_MEMORY,
         /** A relational database (PostgreSQL, MariaDB, H2) through the application's DataSource; see {@code dlock.jdbc.*}. */
-        JDBC
+        JDBC,
+        /** memcached, from {@code dlock.memcached.*}: efficiency only, an eviction or a restart drops a held lock silently. */
+        MEMCACHED
     }
 }

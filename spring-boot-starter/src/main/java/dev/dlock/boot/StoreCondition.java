@@ -26,7 +26,7 @@ abstract class StoreCondition implements Condition {
 
     /**
      * The store {@code dlock.store} names; when it is not set, the one whose store module (and client) is
-     * on the class path — Redis, then ZooKeeper, then JDBC — so that a store starter alone is enough;
+     * on the class path — Redis, then ZooKeeper, then JDBC, then memcached — so that a store starter alone is enough;
      * Redis when there is none.
      */
     static Store chosen(Environment environment, ClassLoader classLoader) {
@@ -39,6 +39,9 @@ abstract class StoreCondition implements Condition {
             }
             if (present(classLoader, "dev.dlock.jdbc.JdbcLockBackend", "javax.sql.DataSource")) {
                 return Store.JDBC;
+            }
+            if (present(classLoader, "dev.dlock.memcached.MemcachedLockBackend")) {
+                return Store.MEMCACHED;
             }
             return Store.REDIS;
         });
@@ -78,6 +81,13 @@ abstract class StoreCondition implements Condition {
     static class Jdbc extends StoreCondition {
         Jdbc() {
             super(DistributedLockProperties.Store.JDBC);
+        }
+    }
+
+    /** {@code dlock.store=memcached}. */
+    static class Memcached extends StoreCondition {
+        Memcached() {
+            super(DistributedLockProperties.Store.MEMCACHED);
         }
     }
 }

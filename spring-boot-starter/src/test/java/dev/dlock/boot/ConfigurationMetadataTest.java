@@ -28,7 +28,8 @@ class ConfigurationMetadataTest {
     /** The stores' properties classes, by prefix. */
     private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(
             ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class,
-            JdbcStoreProperties.PREFIX, JdbcStoreProperties.class);
+            JdbcStoreProperties.PREFIX, JdbcStoreProperties.class,
+            MemcachedStoreProperties.PREFIX, MemcachedStoreProperties.class);
 
     @Test
     void everyDefaultOfDlockIsInTheMetadataAndBindsToTheSameValue() throws Exception {

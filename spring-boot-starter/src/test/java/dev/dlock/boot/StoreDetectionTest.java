@@ -19,6 +19,7 @@ import dev.dlock.core.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.jdbc.JdbcLockBackend;
+import dev.dlock.memcached.MemcachedLockBackend;
 import dev.dlock.zookeeper.ZooKeeperLockBackend;
 
 /**
@@ -30,7 +31,8 @@ class StoreDetectionTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RedisLockStoreAutoConfiguration.class, ZooKeeperLockStoreAutoConfiguration.class,
-                    JdbcLockStoreAutoConfiguration.class, DistributedLockAutoConfiguration.class));
+                    JdbcLockStoreAutoConfiguration.class, MemcachedLockStoreAutoConfiguration.class,
+                    DistributedLockAutoConfiguration.class));
 
     @Configuration(proxyBeanMethods = false)
     static class H2Database {
@@ -44,7 +46,8 @@ class StoreDetectionTest {
 
     @Test
     void onlyTheJdbcModuleMeansLocksInTheDatabase() {
-        runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.", "org.apache.curator."))
+        runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.", "org.apache.curator.",
+                        "dev.dlock.memcached."))
                 .withUserConfiguration(H2Database.class)
                 .withPropertyValues("dlock.jdbc.create-schema=true")
                 .run(context -> {
@@ -59,7 +62,7 @@ class StoreDetectionTest {
     @Test
     void onlyTheZooKeeperModuleMeansLocksInZooKeeper() throws Exception {
         try (TestingServer zookeeper = new TestingServer(true)) {
-            runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.jdbc."))
+            runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.jdbc.", "dev.dlock.memcached."))
                     .withPropertyValues("dlock.zookeeper.connect-string=" + zookeeper.getConnectString())
                     .run(context -> {
                         assertThat(context).hasNotFailed();
@@ -69,9 +72,20 @@ class StoreDetectionTest {
     }
 
     @Test
-    void noStoreModuleAtAllNamesTheRedisStarterAndTheInMemoryStore() {
+    void onlyTheMemcachedModuleMeansLocksInMemcached() {
         runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.",
                         "org.apache.curator.", "dev.dlock.jdbc."))
+                .withPropertyValues("dlock.memcached.servers=127.0.0.1:1")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(LockBackend.class)).isInstanceOf(MemcachedLockBackend.class);
+                });
+    }
+
+    @Test
+    void noStoreModuleAtAllNamesTheRedisStarterAndTheInMemoryStore() {
+        runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.",
+                        "org.apache.curator.", "dev.dlock.jdbc.", "dev.dlock.memcached."))
                 .run(context -> {
                     assertThat(context).hasFailed();
                     Throwable root = context.getStartupFailure();

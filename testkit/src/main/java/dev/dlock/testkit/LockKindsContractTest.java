@@ -531,7 +531,9 @@ public abstract class LockKindsContractTest {
                     .as("%s lease ran out, nobody took the key since", held).isEqualTo(ReleaseResult.ALREADY_FREE);
             String other = "taker-" + UUID.randomUUID();
             long taken = takenInStore(store, taker, pairKey, other, 30_000);
-            assertThat(taken).as("the taker's token").isGreaterThan(token);
+            if (store.supportsFencing()) {
+                assertThat(taken).as("the taker's token").isGreaterThan(token);
+            }
             assertThat(store.release(taker, pairKey, other, taken)).isEqualTo(ReleaseResult.RELEASED);
             softly.assertThat(store.release(held, pairKey, holder, token))
                     .as("%s lease ran out, then a %s lock took and released the key", held, taker).isEqualTo(ReleaseResult.NOT_OWNER);
@@ -554,9 +556,11 @@ public abstract class LockKindsContractTest {
 
     /**
      * Waits until {@code owner}'s lease of {@code kind} ran out in the store, as its renewal finds: a renewal never
-     * revives a lease that ran out, and while the lease lives, one of 1 ms only hastens its end.
+     * revives a lease that ran out, and while the lease lives, one of 1 ms only hastens its end. A store whose
+     * expiry is coarser than that (memcached counts whole seconds, so a renewal always extends) overrides this
+     * and watches the store itself.
      */
-    private static void awaitRanOut(LockBackend store, LockKind kind, String lockKey, String owner) {
+    protected void awaitRanOut(LockBackend store, LockKind kind, String lockKey, String owner) {
         awaitTrue(Duration.ofSeconds(10),
                 () -> store.renew(List.of(new LeaseRenewal(lockKey, owner, 1, kind))).get(0) == RenewalResult.EXPIRED);
     }

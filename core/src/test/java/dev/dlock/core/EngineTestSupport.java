@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -90,6 +92,31 @@ abstract class EngineTestSupport {
                 throw new AssertionError("interrupted waiting for " + what, e);
             }
         }
+    }
+
+    /** Waits up to 10 s for {@code latch} on a thread the engine is holding in a store call; keeps an interrupt. */
+    static void awaitQuietly(CountDownLatch latch) {
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never released the latch");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** True while {@code thread} is parked in {@link KeyGate#enter}, queued for this JVM's turn on a key. */
+    static boolean waitsForTheTurn(Thread thread) {
+        Thread.State state = thread.getState();
+        if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+            return false;
+        }
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals("enter")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Fails unless {@code locks} can take {@code key} at once; releases it again. */

@@ -26,9 +26,10 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     private TappedBackend slowHandOffs() {
         TappedBackend backend = tapped();
         backend.handOffs = true;
-        backend.beforeHandOff(() -> {
+        backend.aroundHandOff(call -> {
             handOffStarted.countDown();
-            awaitUninterruptibly(handOffMayProceed);
+            awaitQuietly(handOffMayProceed);
+            return call.get();
         });
         return backend;
     }
@@ -71,7 +72,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
                 return false;
             }
             checkingAbort.countDown();
-            awaitUninterruptibly(handOffStarted);
+            awaitQuietly(handOffStarted);
             return true;
         };
         CompletableFuture<Object> first = new CompletableFuture<>();
@@ -109,23 +110,6 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
             outcome.complete(e.reason());
         } catch (RuntimeException | Error e) {
             outcome.completeExceptionally(e);
-        }
-    }
-
-    private static void awaitUninterruptibly(CountDownLatch latch) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (!latch.await(30, TimeUnit.SECONDS)) {
-                    throw new AssertionError("the test never released the latch");
-                }
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 }

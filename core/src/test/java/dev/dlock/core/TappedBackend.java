@@ -39,9 +39,9 @@ final class TappedBackend implements LockBackend {
     final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
+    private volatile Function<Supplier<HandOffResult>, HandOffResult> aroundHandOff = Supplier::get;
     private volatile Function<String, StoreNode> renewalGroups;
     private volatile Consumer<AcquireResult> afterAcquire = result -> { };
-    private volatile Runnable beforeHandOff = () -> { };
 
     TappedBackend(LockBackend store) {
         this.store = store;
@@ -52,11 +52,6 @@ final class TappedBackend implements LockBackend {
         this.afterAcquire = hook;
     }
 
-    /** Runs {@code hook} on the releasing thread before each hand-off goes to the store: a slow hand-off when it blocks. */
-    void beforeHandOff(Runnable hook) {
-        this.beforeHandOff = hook;
-    }
-
     /** Runs {@code hook} on the renewing thread before each batch goes to the store; it may block or throw. */
     void beforeRenew(Consumer<List<LeaseRenewal>> hook) {
         this.beforeRenew = hook;
@@ -65,6 +60,11 @@ final class TappedBackend implements LockBackend {
     /** Routes each release through {@code around}, which gets the real call and decides whether, and how, it reaches the store. */
     void aroundRelease(Function<Supplier<ReleaseResult>, ReleaseResult> around) {
         this.aroundRelease = around;
+    }
+
+    /** Routes each hand-off through {@code around}, which gets the real call and may hold it or act while it is in flight. */
+    void aroundHandOff(Function<Supplier<HandOffResult>, HandOffResult> around) {
+        this.aroundHandOff = around;
     }
 
     /** Presents the store as several nodes: {@code groups} maps a key to its node. */
@@ -160,8 +160,7 @@ final class TappedBackend implements LockBackend {
     @Override
     public HandOffResult handOff(String key, String owner, long leaseMillis) {
         passes.add("handOff");
-        beforeHandOff.run();
-        return store.handOff(key, owner, leaseMillis);
+        return aroundHandOff.apply(() -> store.handOff(key, owner, leaseMillis));
     }
 
     @Override

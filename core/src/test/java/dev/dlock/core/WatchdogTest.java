@@ -352,16 +352,6 @@ class WatchdogTest extends EngineTestSupport {
         assertThat(locks.watchdogErrorCount()).isGreaterThanOrEqualTo(2);
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
-        try {
-            if (!latch.await(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the test never released the latch");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     private static void sleepBriefly() {
         try {
             Thread.sleep(20);

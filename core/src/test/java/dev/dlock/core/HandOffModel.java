@@ -1,0 +1,233 @@
+package dev.dlock.core;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.jetbrains.kotlinx.lincheck.annotations.Operation;
+import org.jetbrains.kotlinx.lincheck.annotations.Validate;
+
+/**
+ * One key of one {@link LockManager} over a real {@link InMemoryLockBackend}, local hand-off on, for Lincheck's model
+ * checker: each operation is what a caller does with the key, and {@link #settled()} checks, once every operation has
+ * finished, what callers rely on. Leases are fixed, so no lease ever reaches the watchdog thread (not under the model
+ * checker's control), and waits are long: under the model checker {@code System.nanoTime()} stands still, so no wait
+ * runs out and every wait ends by a signal or not at all (a hang, which Lincheck reports with the threads' stacks).
+ */
+public class HandOffModel {
+
+    static final String KEY = "hot";
+    private static final Duration LEASE = Duration.ofMinutes(10);
+    private static final Duration LONG_WAIT = Duration.ofHours(1);
+    /** The previous invocation's manager: each one starts a watchdog thread, stopped before the next is made. */
+    private static final AtomicReference<LockManager> previous = new AtomicReference<>();
+    /** Models made since {@link #startCounting()}: at least one per interleaving run. */
+    private static final AtomicInteger made = new AtomicInteger();
+
+    private final InMemoryLockBackend store = new InMemoryLockBackend();
+    /** The real store, tapped so that a scenario can act while a hand-off is in flight. */
+    private final TappedBackend tapped = tapped(store);
+    private final LockManager locks = LockManager.builder(tapped).localHandOff(true).build();
+    private final AtomicBoolean abortRequested = new AtomicBoolean();
+    private final AtomicReference<Thread> interruptible = new AtomicReference<>();
+    /** Holders inside their section now, and how often a section began while another was inside. */
+    private final AtomicInteger inside = new AtomicInteger();
+    private final AtomicInteger overlaps = new AtomicInteger();
+    private final AtomicInteger tokenInversions = new AtomicInteger();
+    private final AtomicInteger reentriesWithTokensOfTheirOwn = new AtomicInteger();
+    private long lastToken;
+    private LockHandle held;
+
+    /** Made by Lincheck before each invocation, outside the model (so the watchdog thread it starts is not modelled). */
+    public HandOffModel() {
+        made.incrementAndGet();
+        LockManager before = previous.getAndSet(locks);
+        if (before != null) {
+            before.close();
+        }
+        if (!locks.handsOffLocally()) {
+            throw new IllegalStateException("the model needs local hand-off on");
+        }
+    }
+
+    /** Starts counting the models made, that is the interleavings run. */
+    static void startCounting() {
+        made.set(0);
+    }
+
+    /** How many models were made since {@link #startCounting()}. */
+    static int madeSinceCounting() {
+        return made.get();
+    }
+
+    /** Stops the last invocation's manager (its watchdog thread). */
+    static void closeLast() {
+        LockManager last = previous.getAndSet(null);
+        if (last != null) {
+            last.close();
+        }
+    }
+
+    /** Takes the key for a later {@link #releaseKey()} on the same thread (scenarios' initial part; not a random operation). */
+    public void holdKey() {
+        held = locks.acquire(request().build());
+        enterSection(held);
+    }
+
+    /** Releases what {@link #holdKey()} took. */
+    public void releaseKey() {
+        leaveSection();
+        held.close();
+    }
+
+    /**
+     * From now on, every hand-off interrupts the thread of a running {@link #sectionUnlessInterrupted()} while the
+     * key passes in the store, that is while the releasing holder has picked its successor (scenarios' initial part).
+     */
+    public void interruptDuringHandOffs() {
+        tapped.aroundHandOff(handOff -> {
+            interrupt();
+            return handOff.get();
+        });
+    }
+
+    /** Waits for the key, holds it through a section, releases it. */
+    @Operation
+    public String section() {
+        try (LockHandle lock = locks.acquire(request().build())) {
+            return inSection(lock);
+        }
+    }
+
+    /** As {@link #section()}, re-entering the key once inside: the inner release must not let anyone in. */
+    @Operation
+    public String reenteredSection() {
+        try (LockHandle outer = locks.acquire(request().build())) {
+            try (LockHandle inner = locks.acquire(request().build())) {
+                if (inner.fencingToken() != outer.fencingToken()) {
+                    reentriesWithTokensOfTheirOwn.incrementAndGet();
+                }
+            }
+            return inSection(outer);
+        }
+    }
+
+    /** Waits for the key unless {@link #abort()} ran first (the abort condition of a shutting-down caller). */
+    @Operation
+    public String sectionUnlessAborted() {
+        LockRequest request = request().abortIf(abortRequested::get).abortCheckInterval(LONG_WAIT).build();
+        try (LockHandle lock = locks.acquire(request)) {
+            return inSection(lock);
+        } catch (LockNotAcquiredException refused) {
+            return refused.reason().name();
+        }
+    }
+
+    /** Makes every {@link #sectionUnlessAborted()} that checks its condition from now on give up. */
+    @Operation
+    public void abort() {
+        abortRequested.set(true);
+    }
+
+    /** Waits for the key until {@link #interrupt()} interrupts the waiting thread. */
+    @Operation
+    public String sectionUnlessInterrupted() {
+        interruptible.set(Thread.currentThread());
+        try (LockHandle lock = locks.acquire(request().build())) {
+            return inSection(lock);
+        } catch (LockNotAcquiredException refused) {
+            return refused.reason().name();
+        } finally {
+            synchronized (interruptible) {
+                interruptible.set(null);
+                // The interrupt was for this operation only: the thread runs the next one.
+                Thread.interrupted();
+            }
+        }
+    }
+
+    /** Interrupts the thread of a running {@link #sectionUnlessInterrupted()}, if any. */
+    @Operation
+    public void interrupt() {
+        synchronized (interruptible) {
+            Thread waiter = interruptible.get();
+            if (waiter != null) {
+                waiter.interrupt();
+            }
+        }
+    }
+
+    /** Takes the key only if it is free at once. */
+    @Operation
+    public String tryOnce() {
+        Optional<LockHandle> taken = locks.tryAcquire(request().waitTime(Duration.ZERO).build());
+        if (taken.isEmpty()) {
+            return "BUSY";
+        }
+        try (LockHandle lock = taken.get()) {
+            return inSection(lock);
+        }
+    }
+
+    private static TappedBackend tapped(InMemoryLockBackend store) {
+        TappedBackend tapped = new TappedBackend(store);
+        tapped.handOffs = true;
+        return tapped;
+    }
+
+    private static LockRequest.Builder request() {
+        return LockRequest.builder(KEY).leaseTime(LEASE).waitTime(LONG_WAIT);
+    }
+
+    /** A section from start to end: the key held, checked against the other holders. */
+    private String inSection(LockHandle lock) {
+        enterSection(lock);
+        leaveSection();
+        return "HELD";
+    }
+
+    private void enterSection(LockHandle lock) {
+        if (inside.incrementAndGet() != 1) {
+            overlaps.incrementAndGet();
+        }
+        if (lock.fencingToken() <= lastToken) {
+            tokenInversions.incrementAndGet();
+        }
+        lastToken = lock.fencingToken();
+    }
+
+    private void leaveSection() {
+        inside.decrementAndGet();
+    }
+
+    /**
+     * After every operation finished and closed its handle: no two sections overlapped, tokens grew section by
+     * section, the store holds the key for nobody, and this JVM's turn was given back (the next tryAcquire succeeds).
+     */
+    @Validate
+    public void settled() {
+        if (overlaps.get() != 0) {
+            throw new AssertionError(overlaps.get() + " sections began while another holder was inside");
+        }
+        if (tokenInversions.get() != 0) {
+            throw new AssertionError(tokenInversions.get() + " sections saw a fencing token not above the previous one");
+        }
+        if (reentriesWithTokensOfTheirOwn.get() != 0) {
+            throw new AssertionError(reentriesWithTokensOfTheirOwn.get() + " re-entries got a fencing token of their own");
+        }
+        AcquireResult probe = store.tryAcquire(KEY, "probe", 1_000);
+        if (!(probe instanceof AcquireResult.Acquired acquired)) {
+            throw new AssertionError("every operation has finished and closed its handle, yet the store still holds the key ("
+                    + probe + ") for no handle");
+        }
+        store.release(KEY, "probe", acquired.fencingToken());
+        Optional<LockHandle> next = locks.tryAcquire(request().waitTime(Duration.ZERO).build());
+        if (next.isEmpty()) {
+            throw new AssertionError("the key is free in the store, yet tryAcquire is refused: this JVM's turn on it was "
+                    + "never given back");
+        }
+        next.get().close();
+    }
+}

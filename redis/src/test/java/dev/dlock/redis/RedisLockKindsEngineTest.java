@@ -208,6 +208,7 @@ class RedisLockKindsEngineTest {
                 });
             }
             await("three doomed waiters queued", BOUND, () -> admin.zcard(keys.fairQueueKey("fair")) == 3);
+            List<String> doomedPlaces = admin.zrange(keys.fairQueueKey("fair"), 0, -1);
             proxy.cutConnections();
             long cutAt = System.nanoTime();
             LockManager living = manager();
@@ -217,7 +218,9 @@ class RedisLockKindsEngineTest {
                     acquiredAt[0] = System.nanoTime();
                 }
             });
-            await("the living waiter queued behind them", BOUND, () -> admin.zcard(keys.fairQueueKey("fair")) == 4);
+            // Its place, not a count of four: on a loaded machine the doomed places may already have lapsed by then.
+            await("the living waiter queued behind them", BOUND, () -> admin.zrange(keys.fairQueueKey("fair"), 0, -1).stream()
+                    .anyMatch(place -> !doomedPlaces.contains(place)));
             held.close();
             joinAll();
 

@@ -20,8 +20,9 @@ class H2PingTest {
         try (JdbcLockBackend backend = JdbcLockBackend.builder(h2("ping-no-table")).build()) {
             assertThatThrownBy(backend::ping).isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("DLOCK_LOCKS")
-                    .cause().isInstanceOfSatisfying(SQLException.class, e ->
-                            assertThat(e.getSQLState()).as("SQLState class of an undefined table").startsWith("42"));
+                    .satisfies(failure -> assertThat(((LockBackendException) failure).storeException())
+                            .isInstanceOfSatisfying(SQLException.class, e ->
+                                    assertThat(e.getSQLState()).as("SQLState class of an undefined table").startsWith("42")));
         }
     }
 

@@ -6,6 +6,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -174,14 +175,36 @@ public final class RespProxy implements AutoCloseable {
             if (closed || listener != null) {
                 return;
             }
-            try {
-                ServerSocket reopened = new ServerSocket();
-                reopened.setReuseAddress(true);
-                reopened.bind(new InetSocketAddress(InetAddress.getByName(HOST), port), 50);
-                listener = reopened;
-                startAcceptor(reopened);
-            } catch (IOException e) {
-                throw new IllegalStateException("RESP proxy cannot listen on port " + port + " again", e);
+            // A connection accepted just before the cut may still be setting up on the acceptor thread (it closes itself
+            // once it sees the cut); while it is open the port cannot be bound, so binding is retried for a while.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (true) {
+                try {
+                    ServerSocket reopened = new ServerSocket();
+                    reopened.setReuseAddress(true);
+                    try {
+                        reopened.bind(new InetSocketAddress(InetAddress.getByName(HOST), port), 50);
+                    } catch (IOException e) {
+                        closeQuietly(reopened);
+                        throw e;
+                    }
+                    listener = reopened;
+                    startAcceptor(reopened);
+                    return;
+                } catch (BindException e) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("RESP proxy cannot listen on port " + port + " again", e);
+                    }
+                    sockets.forEach(RespProxy::closeQuietly);
+                    try {
+                        faults.wait(10);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted while listening on port " + port + " again", e);
+                    }
+                } catch (IOException e) {
+                    throw new IllegalStateException("RESP proxy cannot listen on port " + port + " again", e);
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
@@ -24,11 +25,19 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
 
     /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
     private TappedBackend slowHandOffs() {
+        return slowHandOffs(false);
+    }
+
+    /** As {@link #slowHandOffs()}; {@code failing}: the hand-off then fails as a store that cannot be reached does. */
+    private TappedBackend slowHandOffs(boolean failing) {
         TappedBackend backend = tapped();
         backend.handOffs = true;
         backend.aroundHandOff(call -> {
             handOffStarted.countDown();
             awaitQuietly(handOffMayProceed);
+            if (failing) {
+                throw new LockBackendException("the store is unreachable (test)", null);
+            }
             return call.get();
         });
         return backend;
@@ -94,6 +103,69 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
 
         assertThat(first.get(10, TimeUnit.SECONDS)).as("the aborting waiter's outcome")
                 .isEqualTo(LockNotAcquiredException.Reason.ABORTED);
+        assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    @Test
+    void aSuccessorWhoseWaitRunsOutWhileReservedGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
+        assertLeavingSuccessorSettles(slowHandOffs(), false, LockNotAcquiredException.Reason.TIMEOUT);
+    }
+
+    @Test
+    void aSuccessorThatAbortsWhileTheHandOffFailsInTheStoreLeavesTheTurnToTheNextWaiter() throws Exception {
+        assertLeavingSuccessorSettles(slowHandOffs(true), true, LockNotAcquiredException.Reason.ABORTED);
+    }
+
+    /**
+     * The first waiter checks its abort condition (the gate's lock released) while the holder's release reserves it;
+     * the condition then answers {@code abort}, after the waiter's wait time has run out. Whatever the hand-off did,
+     * the waiter leaves with {@code expected}, the next local waiter gets the key, and nothing stays held.
+     */
+    private void assertLeavingSuccessorSettles(TappedBackend backend, boolean abort, LockNotAcquiredException.Reason expected)
+            throws Exception {
+        LockManager locks = manager(backend, b -> { });
+        LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));
+        AtomicBoolean armed = new AtomicBoolean();
+        CountDownLatch checking = new CountDownLatch(1);
+        // The first check runs after the acquisition started: its wait time is surely over 2 s after that check.
+        AtomicLong firstCheckAt = new AtomicLong();
+        BooleanSupplier abortIf = () -> {
+            firstCheckAt.compareAndSet(0, System.nanoTime());
+            if (!armed.get()) {
+                return false;
+            }
+            checking.countDown();
+            awaitQuietly(handOffStarted);
+            // For the timeout case: answer only once the wait time is over, so the next check is the deadline's.
+            await("the first waiter's wait time to run out", Duration.ofSeconds(10),
+                    () -> System.nanoTime() - firstCheckAt.get() > Duration.ofSeconds(2).toNanos());
+            return abort;
+        };
+        CompletableFuture<Object> first = new CompletableFuture<>();
+        Thread firstWaiter = start("first-waiter", () -> lockOnce(locks, LockRequest.builder(key)
+                .waitTime(Duration.ofSeconds(2)).abortIf(abortIf).abortCheckInterval(Duration.ofMillis(10)).build(), first));
+        await("the first waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 1);
+        CompletableFuture<Object> second = new CompletableFuture<>();
+        start("second-waiter", () -> lockOnce(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(15)).build(), second));
+        await("the second waiter to queue", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 2);
+
+        armed.set(true);
+        assertThat(checking.await(10, TimeUnit.SECONDS)).as("the first waiter checks its abort condition").isTrue();
+        Thread releasing = start("releasing-holder", () -> {
+            try {
+                holder.close();
+            } catch (LockBackendException expectedWhenTheStoreFails) {
+                // The release could not reach the store either: its outcome is unknown, and the key expires on its own.
+            }
+        });
+        assertThat(handOffStarted.await(10, TimeUnit.SECONDS)).as("the release started a hand-off").isTrue();
+        await("the first waiter to leave, or to wait for the hand-over", Duration.ofSeconds(10),
+                () -> first.isDone() || isInGate(firstWaiter, "awaitHandOver"));
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        assertThat(first.get(10, TimeUnit.SECONDS)).as("the first waiter's outcome").isEqualTo(expected);
         assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
         assertFree(manager(), key, "nothing is left held in the store");
     }

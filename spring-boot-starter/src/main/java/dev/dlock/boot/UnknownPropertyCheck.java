@@ -36,6 +36,9 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
     /** JdbcStoreProperties takes its defaults from dlock-jdbc, an optional dependency. */
     private static final boolean JDBC_PRESENT =
             ClassUtils.isPresent("dev.dlock.jdbc.JdbcLockBackend", UnknownPropertyCheck.class.getClassLoader());
+    /** MemcachedStoreProperties likewise takes its defaults from dlock-memcached. */
+    private static final boolean MEMCACHED_PRESENT =
+            ClassUtils.isPresent("dev.dlock.memcached.MemcachedLockBackend", UnknownPropertyCheck.class.getClassLoader());
 
     private Environment environment;
 
@@ -65,6 +68,9 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
         binder.bind(ZooKeeperStoreProperties.PREFIX, Bindable.of(ZooKeeperStoreProperties.class), recorder);
         if (JDBC_PRESENT) {
             binder.bind(JdbcStoreProperties.PREFIX, Bindable.of(JdbcStoreProperties.class), recorder);
+        }
+        if (MEMCACHED_PRESENT) {
+            binder.bind(MemcachedStoreProperties.PREFIX, Bindable.of(MemcachedStoreProperties.class), recorder);
         }
         Set<String> unknown = new LinkedHashSet<>();
         UnboundElementsSourceFilter checked = new UnboundElementsSourceFilter();

@@ -75,7 +75,7 @@ class StoreDetectionTest {
     void onlyTheMemcachedModuleMeansLocksInMemcached() {
         runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.",
                         "org.apache.curator.", "dev.dlock.jdbc."))
-                .withPropertyValues("dlock.memcached.servers=127.0.0.1:1")
+                .withPropertyValues("dlock.memcached.servers=127.0.0.1:1", "dlock.verify-on-start=false")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(LockBackend.class)).isInstanceOf(MemcachedLockBackend.class);

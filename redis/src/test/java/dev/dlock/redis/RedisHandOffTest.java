@@ -138,16 +138,17 @@ class RedisHandOffTest {
                     return false;
                 }
                 checkingAbort.countDown();
-                awaitTrue("the holder's release to reserve the waiter", () -> releasing.getState() == Thread.State.TERMINATED
+                RedisTestSupport.await("the holder's release to reserve the waiter", Duration.ofSeconds(10),
+                        () -> releasing.getState() == Thread.State.TERMINATED
                         || isIn(releasing, "handOffInStore"));
                 return true;
             };
             ExecutorService waiters = Executors.newFixedThreadPool(2);
             Future<Object> first = waiters.submit(() -> lockOnce(locks, LockRequest.builder("handed").waitTime(Duration.ofSeconds(30))
                     .abortIf(abortIf).abortCheckInterval(Duration.ofMillis(10)).build()));
-            awaitTrue("the first waiter to queue", () -> waitingForTheTurn() == 1);
+            RedisTestSupport.await("the first waiter to queue", Duration.ofSeconds(10), () -> waitingForTheTurn() == 1);
             Future<Object> second = waiters.submit(() -> lockOnce(locks, LockRequest.builder("handed").waitTime(Duration.ofSeconds(10)).build()));
-            awaitTrue("the second waiter to queue", () -> waitingForTheTurn() == 2);
+            RedisTestSupport.await("the second waiter to queue", Duration.ofSeconds(10), () -> waitingForTheTurn() == 2);
 
             abortArmed.set(true);
             assertThat(checkingAbort.await(10, TimeUnit.SECONDS)).isTrue();
@@ -193,21 +194,6 @@ class RedisHandOffTest {
             }
         }
         return false;
-    }
-
-    private static void awaitTrue(String what, BooleanSupplier condition) {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            try {
-                Thread.sleep(2);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
-        }
     }
 
     private static long passedToken(HandOffResult result) {

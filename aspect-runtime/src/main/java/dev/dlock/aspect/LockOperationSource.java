@@ -2,7 +2,7 @@ package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.LockMode;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockKind;
 import dev.dlock.aspect.LockOperation.ResultKind;
 import dev.dlock.annotation.OnFailure;

@@ -1,6 +1,6 @@
 package dev.dlock.bench;
 
-import dev.dlock.core.AcquireResult;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.redis.RedisLockBackend;

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.ReleaseNotices;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Optional;

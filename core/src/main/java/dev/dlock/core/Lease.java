@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.StoreNode;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.LockBackend;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */

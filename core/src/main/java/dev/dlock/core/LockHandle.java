@@ -1,5 +1,7 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.LockBackend;
+
 /**
  * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
  * releases the key in the store. Any thread that has the handle may close it; a handle can be

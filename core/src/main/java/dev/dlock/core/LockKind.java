@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.LockBackend;
 import java.util.Objects;
 
 /**
@@ -84,7 +85,7 @@ public final class LockKind {
     }
 
     /** Which of a key's separate locks this kind takes: kinds of one family exclude each other as their modes say. */
-    int family() {
+    public int family() {
         return switch (mode) {
             case EXCLUSIVE, FAIR -> 0;
             case READ, WRITE -> 1;

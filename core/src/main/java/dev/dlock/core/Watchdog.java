@@ -1,5 +1,9 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

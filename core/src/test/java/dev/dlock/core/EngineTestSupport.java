@@ -1,5 +1,7 @@
 package dev.dlock.core;
 
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LockBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;

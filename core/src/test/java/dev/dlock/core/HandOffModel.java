@@ -1,5 +1,7 @@
 package dev.dlock.core;
 
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -1,5 +1,7 @@
 package dev.dlock.core;
 
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.AcquireResult;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,10 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

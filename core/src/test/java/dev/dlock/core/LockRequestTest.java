@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.inmemory.InMemoryLockBackend;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

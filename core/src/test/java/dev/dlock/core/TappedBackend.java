@@ -1,5 +1,14 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalGrouping;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

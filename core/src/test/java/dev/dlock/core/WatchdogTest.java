@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.StoreNode;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -19,7 +19,7 @@ import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseNotices;
 
 /**
  * PostgreSQL LISTEN/NOTIFY release notices over one connection per backend, owned by one thread:

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.ReleaseResult;
 
 import static dev.dlock.jdbc.ScenarioSupport.awaitTrue;
 import static dev.dlock.jdbc.ScenarioSupport.queryValue;

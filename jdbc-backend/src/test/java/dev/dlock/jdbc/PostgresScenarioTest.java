@@ -25,13 +25,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
-import dev.dlock.core.ReleaseNotices;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
 

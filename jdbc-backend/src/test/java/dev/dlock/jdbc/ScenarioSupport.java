@@ -21,7 +21,7 @@ import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariDataSource;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;

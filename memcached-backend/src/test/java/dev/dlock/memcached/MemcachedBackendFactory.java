@@ -2,7 +2,7 @@ package dev.dlock.memcached;
 
 import java.time.Duration;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.testkit.BackendFactory;
 
 /** Connects a {@link MemcachedLockBackend} with connections of its own to {@code host:port[,host:port...]}; a 1 s timeout. */

@@ -5,7 +5,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockKind;
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.LockKindsContractTest;

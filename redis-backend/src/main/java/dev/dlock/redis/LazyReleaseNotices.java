@@ -6,7 +6,7 @@ import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseNotices;
 
 import redis.clients.jedis.exceptions.JedisException;
 

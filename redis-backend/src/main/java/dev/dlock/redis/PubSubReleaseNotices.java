@@ -13,7 +13,7 @@ import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseNotices;
 
 /**
  * Release notices over Redis pub/sub: the registry of local listeners and of the channels they

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseNotices;
 
 /**
  * Release notices of a {@link RedlockBackend}: one subscription per master (each over that master's

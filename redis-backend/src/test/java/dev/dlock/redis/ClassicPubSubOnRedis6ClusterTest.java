@@ -11,9 +11,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.ReleaseNotices.Subscription;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.ReleaseNotices.Subscription;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 

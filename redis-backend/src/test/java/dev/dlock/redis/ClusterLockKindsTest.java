@@ -13,12 +13,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.ReleaseNotices.Subscription;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.ReleaseNotices.Subscription;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 

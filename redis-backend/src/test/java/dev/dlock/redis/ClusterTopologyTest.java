@@ -23,13 +23,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
-import dev.dlock.core.StoreNode;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;

@@ -13,9 +13,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockBackendException;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 

@@ -11,8 +11,8 @@ import java.util.Objects;
 
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.Jedis;

@@ -1,6 +1,6 @@
 package dev.dlock.redis;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.testkit.BackendFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;

@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.testkit.redis.RedisServerProcess;
 

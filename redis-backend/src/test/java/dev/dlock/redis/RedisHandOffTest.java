@@ -17,13 +17,13 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.HandOffResult;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerExtension;
 
 import redis.clients.jedis.Jedis;

@@ -16,11 +16,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
-import dev.dlock.core.StoreNode;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.Jedis;

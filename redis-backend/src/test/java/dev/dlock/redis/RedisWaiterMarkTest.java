@@ -19,16 +19,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.HandOffResult;
-import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
-import dev.dlock.core.ReleaseNotices.Subscription;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.ReleaseNotices.Subscription;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.testkit.redis.RedisServerExtension;
 
 import redis.clients.jedis.Jedis;

@@ -18,16 +18,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockNotAcquiredException;
-import dev.dlock.core.LeaseRenewal;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockState;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
-import dev.dlock.core.ReleaseNotices.Subscription;
+import dev.dlock.core.spi.ReleaseNotices.Subscription;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 

@@ -1,13 +1,13 @@
 package dev.dlock.zookeeper;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
-import dev.dlock.core.ReleaseNotices;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
-import dev.dlock.core.SessionLeases;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.SessionLeases;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;

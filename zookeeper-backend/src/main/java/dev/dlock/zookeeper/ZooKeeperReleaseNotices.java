@@ -1,6 +1,6 @@
 package dev.dlock.zookeeper;
 
-import dev.dlock.core.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseNotices;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,6 +1,6 @@
 package dev.dlock.zookeeper;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.testkit.BackendFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;

@@ -1,14 +1,14 @@
 package dev.dlock.zookeeper;
 
-import dev.dlock.core.AcquireResult;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.SessionLeases;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,6 +1,6 @@
 package dev.dlock.boottests;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.BackendFactory;
 

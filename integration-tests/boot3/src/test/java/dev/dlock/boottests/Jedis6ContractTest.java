@@ -9,9 +9,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.RenewalResult;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;

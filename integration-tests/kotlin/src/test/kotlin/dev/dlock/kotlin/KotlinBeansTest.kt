@@ -3,7 +3,7 @@ package dev.dlock.kotlin
 import dev.dlock.annotation.DistributedLock
 import dev.dlock.aspect.EnableDistributedLocks
 import dev.dlock.aspect.LockAnnotationException
-import dev.dlock.core.InMemoryLockBackend
+import dev.dlock.core.inmemory.InMemoryLockBackend
 import dev.dlock.core.LockManager
 import dev.dlock.testkit.OverlapDetector
 import kotlinx.coroutines.delay

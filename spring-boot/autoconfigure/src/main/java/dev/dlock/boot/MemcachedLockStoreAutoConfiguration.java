@@ -2,7 +2,7 @@ package dev.dlock.boot;
 
 import static dev.dlock.boot.BuilderProperty.set;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.memcached.MemcachedLockBackend;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

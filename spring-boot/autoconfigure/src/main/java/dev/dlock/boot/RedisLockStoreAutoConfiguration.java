@@ -1,6 +1,6 @@
 package dev.dlock.boot;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.redis.RedlockBackend;
 import org.slf4j.Logger;

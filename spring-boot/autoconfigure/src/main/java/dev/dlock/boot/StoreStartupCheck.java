@@ -2,7 +2,7 @@ package dev.dlock.boot;
 
 import java.util.function.Function;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import org.springframework.beans.factory.ListableBeanFactory;
 
 /**

@@ -2,7 +2,7 @@ package dev.dlock.boot;
 
 import java.util.concurrent.TimeUnit;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -5,7 +5,7 @@ import static dev.dlock.boot.BuilderProperty.set;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.zookeeper.ZooKeeperLockBackend;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;

@@ -12,7 +12,7 @@ import dev.dlock.boot.actuate.LockStoreHealthIndicator;
 import dev.dlock.boot.metrics.LockManagerMetrics;
 import dev.dlock.boot.metrics.LockMetrics;
 import dev.dlock.boot.metrics.MicrometerLockListener;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockLostException;

@@ -1,6 +1,6 @@
 package dev.dlock.boot;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.redis.RedisLockBackend;

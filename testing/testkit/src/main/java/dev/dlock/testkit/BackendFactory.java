@@ -1,6 +1,6 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 
 /**
  * Creates a backend from a connection string; lets the contract suite start a second JVM that

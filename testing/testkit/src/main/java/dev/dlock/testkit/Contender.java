@@ -1,6 +1,6 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 

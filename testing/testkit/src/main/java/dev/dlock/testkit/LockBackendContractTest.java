@@ -1,7 +1,7 @@
 package dev.dlock.testkit;
 
 import dev.dlock.core.LeaseLostPolicy;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKeyException;
@@ -11,7 +11,7 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
-import dev.dlock.core.ReleaseResult;
+import dev.dlock.core.spi.ReleaseResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

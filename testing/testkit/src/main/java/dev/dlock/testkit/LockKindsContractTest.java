@@ -1,15 +1,15 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,15 +1,15 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.HandOffResult;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.ReleaseNotices;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalGrouping;
-import dev.dlock.core.RenewalResult;
-import dev.dlock.core.SessionLeases;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalGrouping;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.SessionLeases;
 
 import java.util.List;
 import java.util.Optional;

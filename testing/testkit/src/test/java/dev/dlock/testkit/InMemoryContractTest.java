@@ -1,12 +1,12 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.InMemoryLockBackend;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
-import dev.dlock.core.ReleaseNotices;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 
 import java.util.List;
 import java.util.Map;

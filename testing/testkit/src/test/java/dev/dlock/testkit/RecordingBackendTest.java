@@ -1,7 +1,7 @@
 package dev.dlock.testkit;
 
-import dev.dlock.core.InMemoryLockBackend;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import org.assertj.core.api.SoftAssertions;

@@ -1,6 +1,6 @@
 package dev.dlock.boottests.memcached;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.memcached.MemcachedLockBackend;
 import dev.dlock.memcached.MemcachedServerExtension;
 import dev.dlock.testkit.Concurrently;

@@ -4,7 +4,7 @@ import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.DistributedLockProperties;
 import dev.dlock.boot.JdbcLockStoreAutoConfiguration;
 import dev.dlock.boot.JdbcStoreProperties;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.jdbc.JdbcDialect;
 import dev.dlock.jdbc.JdbcLockBackend;
 import dev.dlock.testkit.OverlapDetector;

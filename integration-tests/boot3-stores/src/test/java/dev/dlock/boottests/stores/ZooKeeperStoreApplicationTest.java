@@ -1,6 +1,6 @@
 package dev.dlock.boottests.stores;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.zookeeper.ZooKeeperLockBackend;
 import org.apache.curator.framework.CuratorFramework;

@@ -1,8 +1,8 @@
 package dev.dlock.boot.inmemory;
 
 import dev.dlock.boot.actuate.LockStoreHealthIndicator;
-import dev.dlock.core.InMemoryLockBackend;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LockBackend;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.health.contributor.Status;

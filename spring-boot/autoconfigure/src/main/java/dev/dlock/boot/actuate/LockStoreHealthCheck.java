@@ -1,6 +1,6 @@
 package dev.dlock.boot.actuate;
 
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockManager;
 
 import java.time.Duration;

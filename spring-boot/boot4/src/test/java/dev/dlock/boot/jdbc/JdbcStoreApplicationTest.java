@@ -1,7 +1,7 @@
 package dev.dlock.boot.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.jdbc.JdbcDialect;
 import dev.dlock.jdbc.JdbcLockBackend;
 import dev.dlock.jdbc.PostgresServer;

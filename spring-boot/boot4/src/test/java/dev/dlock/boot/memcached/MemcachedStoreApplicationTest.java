@@ -22,7 +22,7 @@ import dev.dlock.aspect.LockContext;
 import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.MemcachedLockStoreAutoConfiguration;
 import dev.dlock.boot.RedisLockStoreAutoConfiguration;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.memcached.MemcachedLockBackend;
 import dev.dlock.memcached.MemcachedServerExtension;
 import dev.dlock.testkit.Concurrently;

@@ -30,7 +30,7 @@ import dev.dlock.annotation.DistributedLock;
 import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.RedisLockStoreAutoConfiguration;
 import dev.dlock.boot.ZooKeeperLockStoreAutoConfiguration;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.zookeeper.ZooKeeperLockBackend;
 import redis.clients.jedis.UnifiedJedis;

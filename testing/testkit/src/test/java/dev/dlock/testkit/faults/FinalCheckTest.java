@@ -9,15 +9,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
-import dev.dlock.core.AcquireResult;
-import dev.dlock.core.InMemoryLockBackend;
-import dev.dlock.core.LeaseRenewal;
-import dev.dlock.core.LockBackend;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
-import dev.dlock.core.ReleaseResult;
-import dev.dlock.core.RenewalResult;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 
 /**
  * The suite's final check (are any locks left held?) runs when the last fault may still be under way: a

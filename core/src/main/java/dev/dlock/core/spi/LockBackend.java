@@ -1,5 +1,9 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
+import dev.dlock.core.LockBackendException;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockManager;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;

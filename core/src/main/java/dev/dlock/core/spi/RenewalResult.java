@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 /** The store's answer for one entry of a renewal batch. */
 public enum RenewalResult {

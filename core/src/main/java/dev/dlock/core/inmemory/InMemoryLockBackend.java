@@ -1,5 +1,14 @@
-package dev.dlock.core;
+package dev.dlock.core.inmemory;
 
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,4 +1,6 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
+
+import dev.dlock.core.LockKind;
 
 /** One entry of a renewal batch: extend {@code key}'s lock of {@code kind} to {@code leaseMillis} if {@code owner} still holds it. */
 public record LeaseRenewal(String key, String owner, long leaseMillis, LockKind kind) {

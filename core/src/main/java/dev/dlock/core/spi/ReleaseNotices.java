@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 import java.time.Duration;
 

@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 /**
  * Optional capability of a {@link LockBackend}: the store keeps a lease alive for as long as the

@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 /** What the store answered to a release. */
 public enum ReleaseResult {

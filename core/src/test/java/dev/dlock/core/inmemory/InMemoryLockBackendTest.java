@@ -1,5 +1,12 @@
-package dev.dlock.core;
+package dev.dlock.core.inmemory;
 
+import dev.dlock.core.LockKind;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 /** What the store answered to a {@link LockBackend#handOff hand-off}: the key passed on with a new token, or not held. */
 public sealed interface HandOffResult {

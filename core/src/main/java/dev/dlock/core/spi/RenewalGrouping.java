@@ -1,4 +1,4 @@
-package dev.dlock.core;
+package dev.dlock.core.spi;
 
 /**
  * Optional capability of a {@link LockBackend}: it says which node serves a key and how many leases

@@ -1,18 +1,14 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.LockMode;
-import dev.dlock.aspect.EnableDistributedLocks;
-import dev.dlock.aspect.LockAnnotationException;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
-import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.Concurrently;
-import dev.dlock.testkit.redis.SharedRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -101,25 +97,25 @@ class LockKindsAspectTest {
         }
     }
 
-    /** The aspect over the shared Redis. */
+    /** The aspect over the shared in-memory store. */
     @Configuration(proxyBeanMethods = false)
     @EnableAspectJAutoProxy(proxyTargetClass = true)
     @EnableDistributedLocks
-    static class RedisLocking {
+    static class StoreLocking {
         @Bean
         LockManager lockManager() {
-            return LockManager.builder(RedisLockBackend.builder(SharedRedis.client()).build()).leaseTime(Duration.ofSeconds(3)).build();
+            return LockManager.builder(TestContexts.STORE).leaseTime(Duration.ofSeconds(3)).build();
         }
     }
 
-    /** The aspect over a store that takes exclusive locks only (the Redis store seen through the exclusive SPI alone). */
+    /** The aspect over a store that takes exclusive locks only (the in-memory store seen through the exclusive SPI alone). */
     @Configuration(proxyBeanMethods = false)
     @EnableAspectJAutoProxy(proxyTargetClass = true)
     @EnableDistributedLocks
     static class ExclusiveOnlyLocking {
         @Bean
         LockManager lockManager() {
-            return LockManager.builder(new ExclusiveOnlyStore(RedisLockBackend.builder(SharedRedis.client()).build())).build();
+            return LockManager.builder(new ExclusiveOnlyStore(TestContexts.STORE)).build();
         }
     }
 
@@ -169,7 +165,7 @@ class LockKindsAspectTest {
     void readersShareWritersAreAloneAndPermitsCapTheHolders() throws Exception {
         Sections sections = new Sections();
         Documents target = new Documents(sections);
-        try (AnnotationConfigApplicationContext context = start(RedisLocking.class, Documents.class, () -> target)) {
+        try (AnnotationConfigApplicationContext context = start(StoreLocking.class, Documents.class, () -> target)) {
             Documents documents = context.getBean(Documents.class);
             target.self = documents;
             Concurrently.run(12, 40, Duration.ofMinutes(3), () -> {
@@ -244,7 +240,7 @@ class LockKindsAspectTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("badKinds")
     void kindsThatCannotWorkTogetherFailTheStart(Class<?> beanClass, String attribute, String why) {
-        Throwable failure = catchThrowable(() -> start(RedisLocking.class, beanClass, () -> newInstance(beanClass)).close());
+        Throwable failure = catchThrowable(() -> start(StoreLocking.class, beanClass, () -> newInstance(beanClass)).close());
         assertThat(failure).isNotNull();
         assertThat(messages(failure)).contains(beanClass.getName()).contains("attribute '" + attribute + "'").contains(why);
     }

@@ -1,6 +1,5 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
-import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import org.junit.jupiter.api.AfterAll;
@@ -14,7 +13,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -28,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** CompletionStage, Mono and Flux results: the lock belongs to the pending operation, against a real Redis. */
+/** CompletionStage, Mono and Flux results: the lock belongs to the pending operation. */
 class AsyncResultTest {
 
     @Configuration(proxyBeanMethods = false)
@@ -52,7 +50,6 @@ class AsyncResultTest {
     private static AnnotationConfigApplicationContext context;
     private static LockedService service;
     private static LockManager lockManager;
-    private static UnifiedJedis otherClient;
     private static LockManager otherJvm;
     private String id;
 
@@ -61,15 +58,13 @@ class AsyncResultTest {
         context = TestContexts.start(Services.class);
         service = context.getBean(LockedService.class);
         lockManager = context.getBean(LockManager.class);
-        otherClient = SharedRedis.client();
-        otherJvm = TestContexts.otherJvm(otherClient);
+        otherJvm = TestContexts.otherJvm();
     }
 
     @AfterAll
     static void stop() {
         context.close();
         otherJvm.close();
-        otherClient.close();
     }
 
     @BeforeEach

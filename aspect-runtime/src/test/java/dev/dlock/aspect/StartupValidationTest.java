@@ -1,4 +1,4 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -6,8 +6,6 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.OnFailure;
-import dev.dlock.aspect.DistributedLockAnnotationValidator;
-import dev.dlock.aspect.LockAnnotationException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;

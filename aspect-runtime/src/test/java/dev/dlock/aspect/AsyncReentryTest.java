@@ -1,10 +1,9 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockManager;
-import dev.dlock.testkit.redis.SharedRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,7 +12,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import reactor.core.publisher.Mono;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -28,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A thread that holds a key keeps re-entering it after handing an async locked call on the same
- * key its own hold, and an async call re-enters during its synchronous part; against a real Redis.
+ * key its own hold, and an async call re-enters during its synchronous part.
  */
 class AsyncReentryTest {
 
@@ -70,7 +68,6 @@ class AsyncReentryTest {
 
     private static AnnotationConfigApplicationContext context;
     private static Reentry service;
-    private static UnifiedJedis otherClient;
     private static LockManager otherJvm;
     private String id;
 
@@ -78,15 +75,13 @@ class AsyncReentryTest {
     static void start() {
         context = TestContexts.start(Services.class);
         service = context.getBean(Reentry.class);
-        otherClient = SharedRedis.client();
-        otherJvm = TestContexts.otherJvm(otherClient);
+        otherJvm = TestContexts.otherJvm();
     }
 
     @AfterAll
     static void stop() {
         context.close();
         otherJvm.close();
-        otherClient.close();
     }
 
     @BeforeEach

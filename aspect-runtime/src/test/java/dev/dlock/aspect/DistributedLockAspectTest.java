@@ -1,10 +1,8 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
-import dev.dlock.testkit.redis.SharedRedis;
-import dev.dlock.aspect.LockContext;
-import dev.dlock.aspect.it.LockedService.Order;
-import dev.dlock.aspect.it.SupportBeans.KeyBean;
-import dev.dlock.aspect.it.SupportBeans.SaleState;
+import dev.dlock.aspect.LockedService.Order;
+import dev.dlock.aspect.SupportBeans.KeyBean;
+import dev.dlock.aspect.SupportBeans.SaleState;
 import dev.dlock.core.HeldLock;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKeyException;
@@ -17,7 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -34,7 +31,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Every attribute of {@code @DistributedLock} through Spring AOP, against a real Redis. */
+/** Every attribute of {@code @DistributedLock} through Spring AOP. */
 class DistributedLockAspectTest {
 
     @Configuration(proxyBeanMethods = false)
@@ -58,22 +55,19 @@ class DistributedLockAspectTest {
     private static AnnotationConfigApplicationContext context;
     private static LockedService service;
     private static LockManager otherJvm;
-    private static UnifiedJedis otherClient;
     private String id;
 
     @BeforeAll
     static void startContext() {
         context = TestContexts.start(Services.class);
         service = context.getBean(LockedService.class);
-        otherClient = SharedRedis.client();
-        otherJvm = TestContexts.otherJvm(otherClient);
+        otherJvm = TestContexts.otherJvm();
     }
 
     @AfterAll
     static void stopContext() {
         context.close();
         otherJvm.close();
-        otherClient.close();
     }
 
     @BeforeEach

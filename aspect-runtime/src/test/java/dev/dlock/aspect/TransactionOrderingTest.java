@@ -1,8 +1,6 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
-import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.annotation.DistributedLock;
-import dev.dlock.aspect.EnableDistributedLocks;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import org.junit.jupiter.api.AfterAll;
@@ -21,7 +19,6 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import redis.clients.jedis.UnifiedJedis;
 
 import javax.sql.DataSource;
 import java.util.Optional;
@@ -33,7 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The lock wraps {@code @Transactional}: it is released after the commit (H2 + DataSourceTransactionManager, real Redis). */
+/** The lock wraps {@code @Transactional}: it is released after the commit (H2 + DataSourceTransactionManager, in-memory store). */
 class TransactionOrderingTest {
 
     /** Writes and reads a ledger under one lock name, each in its own transaction. */
@@ -97,22 +94,19 @@ class TransactionOrderingTest {
     static class LockInsideTransaction {
     }
 
-    private static UnifiedJedis otherClient;
     private static LockManager otherJvm;
 
     @BeforeAll
     static void start() {
-        otherClient = SharedRedis.client();
-        otherJvm = TestContexts.otherJvm(otherClient);
+        otherJvm = TestContexts.otherJvm();
     }
 
     @AfterAll
     static void stop() {
         otherJvm.close();
-        otherClient.close();
     }
 
-    /** Credits an account; returns whether the key was still held in Redis when the transaction had committed. */
+    /** Credits an account; returns whether the key was still held in the store when the transaction had committed. */
     private static boolean heldAfterCommit(LedgerService ledger, String account) {
         AtomicReference<Boolean> held = new AtomicReference<>();
         ledger.credit(account, () -> {

@@ -1,8 +1,7 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.OnFailure;
-import dev.dlock.aspect.LockContext;
 import dev.dlock.core.HeldLock;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;

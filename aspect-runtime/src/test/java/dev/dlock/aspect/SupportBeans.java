@@ -1,4 +1,4 @@
-package dev.dlock.aspect.it;
+package dev.dlock.aspect;
 
 /** Beans referenced from expressions. */
 public final class SupportBeans {

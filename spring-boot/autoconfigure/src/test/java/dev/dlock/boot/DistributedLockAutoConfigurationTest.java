@@ -35,19 +35,12 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
-import org.springframework.boot.health.contributor.Health;
-import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.health.contributor.Status;
-import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -103,7 +96,7 @@ class DistributedLockAutoConfigurationTest {
                     .hasSingleBean(DistributedLockEndpoint.class)
                     .hasSingleBean(LockStoreHealthIndicator.class)
                     .doesNotHaveBean(MicrometerLockListener.class);
-            assertThat(context.getBean(LockStoreHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
+            assertThat(BootLine.status(context.getBean(LockStoreHealthIndicator.class))).isEqualTo("UP");
         });
     }
 
@@ -113,9 +106,9 @@ class DistributedLockAutoConfigurationTest {
             LockManager locks = context.getBean(LockManager.class);
             try (LockHandle watched = locks.acquire("health-watched", Duration.ZERO)) {
                 assertThat(locks.watchdogStalledCalls()).as("a watchdog renewing on a healthy Redis").isZero();
-                Health health = context.getBean(LockStoreHealthIndicator.class).health();
-                assertThat(health.getStatus()).isEqualTo(Status.UP);
-                assertThat(health.getDetails())
+                LockStoreHealthIndicator health = context.getBean(LockStoreHealthIndicator.class);
+                assertThat(BootLine.status(health)).isEqualTo("UP");
+                assertThat(BootLine.details(health))
                         .containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 0)
                         .containsKey("pingMillis");
             }
@@ -138,9 +131,8 @@ class DistributedLockAutoConfigurationTest {
                         try {
                             // Not health() in the loop: before the stall shows, its PING would wait out the socket timeout.
                             awaitCondition("the renewal call to stall", () -> locks.watchdogStalledCalls() == 1);
-                            Health health = indicator.health();
-                            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-                            assertThat(health.getDetails()).containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 1);
+                            assertThat(BootLine.status(indicator)).isEqualTo("DOWN");
+                            assertThat(BootLine.details(indicator)).containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 1);
                             awaitCondition("the lease to read as not held while the store is stalled", () -> !watched.isHeld());
                             // The engine's estimate runs from a renewal's send time, the store's expiry from when it ran
                             // (before the suspension): resumed earlier, the store may still hold the key, and the next
@@ -151,7 +143,7 @@ class DistributedLockAutoConfigurationTest {
                         } finally {
                             own.resume();
                         }
-                        awaitCondition("health UP again", () -> indicator.health().getStatus().equals(Status.UP));
+                        awaitCondition("health UP again", () -> BootLine.status(indicator).equals("UP"));
                         assertThatThrownBy(watched::close).isInstanceOf(LockLostException.class);
                     });
         }
@@ -172,7 +164,7 @@ class DistributedLockAutoConfigurationTest {
                 .run(context -> {
                     assertThat(context).hasFailed();
                     assertThat(messages(context.getStartupFailure()))
-                            .contains("dlock.store=redis needs dev.dlock:dlock-redis-spring-boot-starter on the class path");
+                            .contains("dlock.store=redis needs dev.dlock:" + BootLine.REDIS_STARTER + " on the class path");
                 });
     }
 
@@ -232,7 +224,7 @@ class DistributedLockAutoConfigurationTest {
 
     /** Acquires, lets the store drop the key and another application take it, then releases. */
     private static void acquireAndLoseLease(LockManager locks) {
-        try (RedisClient otherClient = RedisClient.create(redis.host(), redis.port());
+        try (UnifiedJedis otherClient = BootLine.redisClient(redis.host(), redis.port());
              LockManager otherApplication = LockManager.builder(RedisLockBackend.builder(otherClient).build()).build()) {
             LockHandle lock = locks.acquire("lost", Duration.ZERO);
             try (Jedis admin = redis.admin()) {
@@ -344,7 +336,7 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void applicationClientNamedDlockRedisClientWinsAndIsNotClosed() {
-        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+        try (UnifiedJedis own = BootLine.redisClient(redis.host(), redis.port())) {
             runner.withPropertyValues("dlock.redis.url=redis://127.0.0.1:1")
                     .withBean(DlockRedisClient.BEAN_NAME, UnifiedJedis.class, () -> own,
                             definition -> definition.setDestroyMethodName(""))
@@ -374,7 +366,7 @@ class DistributedLockAutoConfigurationTest {
         @Bean(destroyMethod = "close")
         @DlockRedisClient
         UnifiedJedis locksClient() {
-            return RedisClient.create(redis.host(), redis.port());
+            return BootLine.redisClient(redis.host(), redis.port());
         }
     }
 
@@ -382,7 +374,7 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void otherApplicationClientIsNotUsedForLocks() {
         try (RedisServerProcess cacheRedis = RedisServerProcess.start();
-             RedisClient cache = RedisClient.create(cacheRedis.host(), cacheRedis.port())) {
+             UnifiedJedis cache = BootLine.redisClient(cacheRedis.host(), cacheRedis.port())) {
             runner.withPropertyValues(url())
                     .withBean("cacheRedis", UnifiedJedis.class, () -> cache, definition -> definition.setDestroyMethodName(""))
                     .run(context -> {
@@ -408,7 +400,7 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void backsOffForTheApplicationsLockManager() {
-        try (RedisClient own = RedisClient.create(redis.host(), redis.port());
+        try (UnifiedJedis own = BootLine.redisClient(redis.host(), redis.port());
              LockManager ownManager = LockManager.builder(RedisLockBackend.builder(own).build()).build()) {
             runner.withPropertyValues(url()).withBean("ownManager", LockManager.class, () -> ownManager, definition -> definition.setDestroyMethodName(""))
                     .withBean(UnifiedJedis.class, () -> own, definition -> definition.setDestroyMethodName(""))
@@ -421,7 +413,7 @@ class DistributedLockAutoConfigurationTest {
 
     @Test
     void usesTheApplicationsLockBackend() {
-        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+        try (UnifiedJedis own = BootLine.redisClient(redis.host(), redis.port())) {
             LockBackend backend = RedisLockBackend.builder(own).keyPrefix("mine:").build();
             runner.withPropertyValues(url()).withBean(LockBackend.class, () -> backend).run(context -> {
                 assertThat(context).hasSingleBean(LockBackend.class);
@@ -454,7 +446,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues(url(), "management.endpoints.web.exposure.include=dlock")
                 // Hides the types the @ConditionalOnClass checks look for; the condition annotations stay loadable,
                 // as they would not be in an application without Actuator (where Java drops missing annotations).
-                .withClassLoader(new FilteredClassLoader(Endpoint.class, HealthIndicator.class))
+                .withClassLoader(new FilteredClassLoader(Endpoint.class, BootLine.HEALTH_INDICATOR))
                 .run(context -> assertThat(context).hasSingleBean(LockManager.class)
                         .doesNotHaveBean(DistributedLockEndpoint.class).doesNotHaveBean(LockStoreHealthIndicator.class));
     }
@@ -514,7 +506,7 @@ class DistributedLockAutoConfigurationTest {
     /** Without the auto-configured Redis store the manager's own rule (at least 1) still names the property. */
     @Test
     void batchSizeIsCheckedByTheManagerForTheApplicationsOwnBackend() {
-        try (RedisClient own = RedisClient.create(redis.host(), redis.port())) {
+        try (UnifiedJedis own = BootLine.redisClient(redis.host(), redis.port())) {
             LockBackend backend = RedisLockBackend.builder(own).build();
             runner.withPropertyValues(url(), "dlock.watchdog.batch-size=0").withBean(LockBackend.class, () -> backend)
                     .run(context -> {
@@ -574,7 +566,7 @@ class DistributedLockAutoConfigurationTest {
     /** With no server named anywhere dlock would connect to localhost:6379, possibly someone else's Redis: say so. */
     @Test
     void theDefaultServerIsNamedAsTheDefault() {
-        RedisConnectionSettings settings = RedisConnectionSettings.resolve(new DistributedLockProperties().getRedis(),
+        RedisConnectionSettings settings = RedisConnectionSettings.resolve(new RedisStoreProperties(),
                 new Binder(), (connectTimeout, readTimeout) -> null);
         assertThat(settings.describe()).contains("[localhost:6379]")
                 .contains("neither dlock.redis.* nor spring.data.redis.* names a server");
@@ -606,8 +598,7 @@ class DistributedLockAutoConfigurationTest {
     class Metrics {
 
         private final ApplicationContextRunner withRegistry = runner.withPropertyValues(url())
-                .withConfiguration(AutoConfigurations.of(MetricsAutoConfiguration.class,
-                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+                .withConfiguration(BootLine.METRICS);
 
         @Test
         void registersTheListenerAndTheWatchdogGauge() {

@@ -1,5 +1,6 @@
 package dev.dlock.boot.metrics;
 
+import dev.dlock.boot.BootLine;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener.AcquireFailure;
 import dev.dlock.core.LockListener.RenewalOutcome;
@@ -10,7 +11,6 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
@@ -67,7 +67,7 @@ class MicrometerLockListenerTest {
         });
         // The guarantee lives in the lock manager, which calls every listener behind a guard: test it there.
         try (RedisServerProcess redis = RedisServerProcess.start();
-             UnifiedJedis client = RedisClient.create(redis.uri());
+             UnifiedJedis client = BootLine.redisClient(redis.host(), redis.port());
              RedisLockBackend backend = RedisLockBackend.builder(client).build();
              LockManager locks = LockManager.builder(backend).listener(failing).build()) {
             assertThatCode(() -> {

@@ -27,6 +27,7 @@ class ConfigurationMetadataTest {
 
     /** The stores' properties classes, by prefix. */
     private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(
+            RedisStoreProperties.PREFIX, RedisStoreProperties.class,
             ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class,
             JdbcStoreProperties.PREFIX, JdbcStoreProperties.class,
             MemcachedStoreProperties.PREFIX, MemcachedStoreProperties.class);
@@ -58,6 +59,35 @@ class ConfigurationMetadataTest {
             }
         }
         softly.assertAll();
+    }
+
+    /** The Redis store's property names as users write them since 0.1.0; they must not change when classes move. */
+    private static final List<String> REDIS_PROPERTY_NAMES = List.of(
+            "dlock.redis.url", "dlock.redis.timeout", "dlock.redis.username", "dlock.redis.password", "dlock.redis.ssl",
+            "dlock.redis.ssl-bundle", "dlock.redis.ssl-verify-hostname", "dlock.redis.key-prefix",
+            "dlock.redis.fair-waiter-timeout", "dlock.redis.coalesce-round-trips", "dlock.redis.sentinel.master",
+            "dlock.redis.sentinel.nodes", "dlock.redis.sentinel.username", "dlock.redis.sentinel.password",
+            "dlock.redis.cluster.nodes", "dlock.redis.redlock.nodes");
+
+    /**
+     * The Redis settings live in the Redis store's own properties class, not the store-neutral one, under the
+     * names users already write; the deprecated {@code dlock.key-prefix} still points to its replacement.
+     */
+    @Test
+    void redisSettingsKeepTheirNamesInTheRedisStoresOwnClass() throws Exception {
+        Map<String, Map<String, Object>> byName = dlockProperties().stream()
+                .collect(Collectors.toMap(p -> (String) p.get("name"), p -> p));
+        assertThat(byName.keySet().stream().filter(name -> name.startsWith(RedisStoreProperties.PREFIX + ".")))
+                .containsExactlyInAnyOrderElementsOf(REDIS_PROPERTY_NAMES);
+        SoftAssertions softly = new SoftAssertions();
+        for (String name : REDIS_PROPERTY_NAMES) {
+            softly.assertThat((String) byName.get(name).get("sourceType")).as("class that binds %s", name)
+                    .startsWith(RedisStoreProperties.class.getName());
+        }
+        softly.assertAll();
+        assertThat(Arrays.stream(DistributedLockProperties.class.getDeclaredClasses()).map(Class::getSimpleName))
+                .as("nested classes of the store-neutral properties").doesNotContain("Redis", "Sentinel", "Cluster", "Redlock");
+        assertThat(byName.get("dlock.key-prefix").get("deprecation")).asString().contains("dlock.redis.key-prefix");
     }
 
     /** A default the store owns (not the properties class) is documented as the store's own value. */

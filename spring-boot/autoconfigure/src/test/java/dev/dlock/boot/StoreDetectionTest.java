@@ -92,7 +92,7 @@ class StoreDetectionTest {
                     while (root.getCause() != null) {
                         root = root.getCause();
                     }
-                    assertThat(root).hasMessageContaining("dlock-redis-spring-boot-starter").hasMessageContaining("dlock.store=in-memory");
+                    assertThat(root).hasMessageContaining(BootLine.REDIS_STARTER).hasMessageContaining("dlock.store=in-memory");
                 });
     }
 }

@@ -12,15 +12,13 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.OnFailure;
+import dev.dlock.boot.BootLine;
 import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.DistributedLockMetricsAutoConfiguration;
 import dev.dlock.boot.DistributedLockObservationAutoConfiguration;
@@ -87,9 +85,8 @@ class LockObservationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DistributedLockAutoConfiguration.class,
-                    DistributedLockMetricsAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class,
-                    MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
-                    SimpleMetricsExportAutoConfiguration.class))
+                    DistributedLockMetricsAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class))
+            .withConfiguration(BootLine.METRICS)
             .withUserConfiguration(TracedApplication.class)
             .withPropertyValues("dlock.store=in-memory");
 

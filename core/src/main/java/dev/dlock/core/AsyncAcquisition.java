@@ -1,20 +1,17 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition that blocks no caller: the same steps as {@link LockManager#acquire}, as a state
- * machine. It waits for this JVM's turn in the key's gate (a future, not a parked thread), then asks
+ * One acquisition that blocks no caller: the {@link Acquisition} steps of {@link LockManager#acquire}, driven by
+ * futures. It waits for this JVM's turn in the key's gate (a future, not a parked thread), then asks
  * the store on a pool thread; between attempts it is parked on nothing — a timer or a release notice
  * starts the next attempt. At most one step runs at a time: a step is started only by whoever wins
  * {@link #armed}, or directly by the step before it.
@@ -29,19 +26,16 @@ final class AsyncAcquisition {
     private final String key;
     private final long start;
     private final long deadline;
-    private final boolean watched;
-    private final long leaseMillis;
     private final CompletableFuture<LockHandle> result = new CompletableFuture<>();
-    private final WaitPacing pacing = new WaitPacing();
     /** True while the acquisition waits for its next store attempt; whoever resets it starts that attempt. */
     private final AtomicBoolean armed = new AtomicBoolean();
-    /** Set by a release notice; read after arming, so a notice during an attempt is never lost. */
-    private volatile boolean noticed;
+    /** The release notices, counted by the key's gate, that end the current wait; set before arming. */
+    private volatile long awaitedNotices = Long.MAX_VALUE;
     private volatile ScheduledFuture<?> timer;
+    private Acquisition acquisition;
     private KeyGate gate;
-    private CompletableFuture<Void> turn;
-    private String owner;
-    private boolean subscribed;
+    /** The place in the gate's queue; null for a fair lock, which takes no turn. */
+    private KeyGate.Waiter place;
 
     AsyncAcquisition(LockManager manager, AsyncRuntime runtime, LockRequest request, String key) {
         this.manager = manager;
@@ -50,17 +44,20 @@ final class AsyncAcquisition {
         this.key = key;
         this.start = System.nanoTime();
         this.deadline = manager.deadline(request, start);
-        this.watched = request.leaseTime() == null;
-        this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
     }
 
     CompletableFuture<LockHandle> start() {
         manager.listener.onAcquireAttempt(request.name(), key);
         runtime.track(this);
         gate = manager.enterGate(request.kind(), key);
-        turn = gate.enterAsync();
+        acquisition = new Acquisition(manager, request, key, gate, deadline, this::onReleaseNotice);
+        place = acquisition.enterAsync();
+        CompletableFuture<KeyGate.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
-        turn.thenRun(() -> step(this::attemptInStore));
+        turn.thenAccept(handOff -> {
+            acquisition.turnGranted(handOff);
+            step(this::attemptInStore);
+        });
         if (!turn.isDone()) {
             runtime.schedule(this::checkWhileQueued, checkInterval());
         }
@@ -75,7 +72,7 @@ final class AsyncAcquisition {
 
     /** While queued behind this JVM's other waiters: gives up at the deadline, on the abort condition, or when cancelled. */
     private void checkWhileQueued() {
-        if (turn.isDone()) {
+        if (place == null || place.turn.isDone()) {
             return;
         }
         LockNotAcquiredException.Reason reason = null;
@@ -88,17 +85,18 @@ final class AsyncAcquisition {
                 reason = LockNotAcquiredException.Reason.ABORTED;
             }
         } catch (RuntimeException | Error e) {
-            if (gate.withdraw(turn)) {
+            if (gate.withdraw(place)) {
                 finish(null, e);
             }
             return;
         }
         if (reason == null) {
             runtime.schedule(this::checkWhileQueued, checkInterval());
-        } else if (gate.withdraw(turn)) {
+        } else if (gate.withdraw(place)) {
             finish(reason, null);
         }
-        // Otherwise the turn was granted meanwhile: the store step sees the same condition and ends there.
+        // Otherwise the turn was granted (or a releasing holder is handing it over): the store step sees the same
+        // condition and ends there.
     }
 
     private long checkInterval() {
@@ -113,62 +111,34 @@ final class AsyncAcquisition {
                 leaveTurn(LockNotAcquiredException.Reason.ABORTED, null);
                 return;
             }
-            if (owner == null) {
-                owner = manager.ownerTokens.next();
-            }
-            BooleanSupplier abortIf = request.abortIf();
-            if (abortIf != null && abortIf.getAsBoolean()) {
-                leaveTurn(LockNotAcquiredException.Reason.ABORTED, null);
-                return;
-            }
-            noticed = false;
-            manager.expectGrant(owner);
-            long sentAt = System.nanoTime();
-            AcquireResult answer = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
-            if (answer instanceof AcquireResult.Acquired acquired) {
-                LockManager.StoreOutcome outcome = manager.held(gate, request, key, owner, acquired.fencingToken(), leaseMillis,
-                        watched, sentAt, true, 0);
-                if (outcome instanceof LockManager.Taken taken) {
-                    taken(taken.lease());
-                } else if (outcome instanceof LockManager.Expired) {
-                    if (deadline - System.nanoTime() <= 0) {
-                        leaveTurn(LockNotAcquiredException.Reason.TIMEOUT, null);
-                    } else {
-                        step(this::attemptInStore);
-                    }
-                } else {
-                    leaveTurn(((LockManager.Refused) outcome).reason(), null);
-                }
-                return;
-            }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                leaveTurn(LockNotAcquiredException.Reason.TIMEOUT, null);
-                return;
-            }
-            if (!subscribed) {
-                // Subscribe, then try again at once: a release before the subscription would go unnoticed.
-                subscribed = true;
-                gate.wakeOnRelease(manager.notices, key, this::onReleaseNotice);
+            Acquisition.Step next = acquisition.attempt();
+            if (next instanceof Acquisition.Taken taken) {
+                taken(taken.lease());
+            } else if (next instanceof Acquisition.Refused refused) {
+                leaveTurn(refused.reason(), null);
+            } else if (next == Acquisition.AGAIN) {
                 step(this::attemptInStore);
-                return;
-            }
-            long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) answer).remainingTtlMillis());
-            long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
-            armed.set(true);
-            if (noticed || result.isDone()) {
-                wake();
             } else {
-                timer = runtime.schedule(this::wake, pause);
+                Acquisition.Wait wait = (Acquisition.Wait) next;
+                awaitedNotices = wait.notices();
+                armed.set(true);
+                if (gate.noticeCount() >= wait.notices() || result.isDone()) {
+                    wake();
+                } else {
+                    timer = runtime.schedule(this::wake, wait.nanos());
+                }
             }
+        } catch (InterruptedException e) {
+            leaveTurn(LockNotAcquiredException.Reason.INTERRUPTED, null);
         } catch (RuntimeException | Error e) {
             leaveTurn(null, e);
         }
     }
 
     private void onReleaseNotice() {
-        noticed = true;
-        wake();
+        if (gate.noticeCount() >= awaitedNotices) {
+            wake();
+        }
     }
 
     /** Starts the next attempt now, if one is waiting. */
@@ -196,7 +166,6 @@ final class AsyncAcquisition {
         // later runs on this thread must wait for the key like anyone else. This thread is busy until here, so no
         // other flow saw the binding.
         lease.ownerThread = null;
-        gate.stopWaking();
         runtime.untrack(this);
         manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
         LeaseHandle handle = new LeaseHandle(lease, false);
@@ -212,11 +181,7 @@ final class AsyncAcquisition {
 
     /** Ends an acquisition that had the turn: tells the store it stopped trying, and gives the turn back. */
     private void leaveTurn(LockNotAcquiredException.Reason reason, Throwable error) {
-        gate.stopWaking();
-        if (owner != null) {
-            manager.withdrawQuietly(request.kind(), key, owner);
-        }
-        gate.leave();
+        acquisition.giveUp();
         finish(reason, error);
     }
 

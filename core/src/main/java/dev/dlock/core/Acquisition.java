@@ -4,6 +4,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -43,10 +44,11 @@ final class Acquisition {
     static final Step AGAIN = new Wait(0, 0);
 
     private final LockManager manager;
-    final LockRequest request;
-    final String key;
-    final KeyGate gate;
+    private final LockRequest request;
+    private final String key;
+    private final long start = System.nanoTime();
     final long deadline;
+    final KeyGate gate;
     /** False for a fair lock: its waiters all wait in the store, which keeps their order across JVMs. */
     final boolean takesTurn;
     private final boolean watched;
@@ -60,13 +62,15 @@ final class Acquisition {
     private boolean subscribed;
     private String owner;
 
-    Acquisition(LockManager manager, LockRequest request, String key, KeyGate gate, long deadline, Runnable waker) {
+    /** Starts an acquisition of {@code key}: the listener is told, and the key's gate entered. */
+    Acquisition(LockManager manager, LockRequest request, String key, Runnable waker) {
         this.manager = manager;
         this.request = request;
         this.key = key;
-        this.gate = gate;
-        this.deadline = deadline;
+        this.deadline = start + (request.waitTime() != null ? request.waitTime() : manager.defaultWaitTime()).toNanos();
         this.waker = waker;
+        manager.listener.onAcquireAttempt(request.name(), key);
+        this.gate = manager.enterGate(request.kind(), key);
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
         this.watched = request.leaseTime() == null;
         this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
@@ -78,16 +82,13 @@ final class Acquisition {
         try {
             step = takesTurn ? enterTurn() : AGAIN;
             while (step instanceof Wait wait) {
-                if (wait != AGAIN) {
-                    gate.awaitNotices(wait.notices(), wait.nanos());
-                }
+                gate.awaitNotices(wait.notices(), wait.nanos());
                 step = attempt();
             }
             return step;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            step = new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
-            return step;
+            return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
         } finally {
             if (!(step instanceof Taken)) {
                 giveUp();
@@ -134,15 +135,16 @@ final class Acquisition {
 
     /** Asks the store once; never blocks, except a blocking acquisition's first wait for its release notices to flow. */
     Step attempt() throws InterruptedException {
+        if (owner == null) {
+            // Before the abort check: a store that queues waiters is told when the acquisition stops trying.
+            owner = handedOver != null ? handedOver.owner() : manager.ownerTokens.next();
+        }
         BooleanSupplier abortIf = request.abortIf();
         if (abortIf != null && abortIf.getAsBoolean()) {
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
         if (handedOver != null) {
             return keepHandedOver();
-        }
-        if (owner == null) {
-            owner = manager.ownerTokens.next();
         }
         long noticesSeen = gate.noticeCount();
         manager.expectGrant(owner);
@@ -175,6 +177,21 @@ final class Acquisition {
         return new Wait(pause, noticesSeen + (takesTurn ? 1 : Math.max(1, held.waitersAhead())));
     }
 
+    /** Ends an acquisition that took the key: the listener is told, and the holder gets its handle. */
+    LeaseHandle taken(Lease lease) {
+        manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
+        return new LeaseHandle(lease, false);
+    }
+
+    /** Ends an acquisition that did not take the key (and gave up): leaves the gate, tells the listener; how long it waited. */
+    Duration failed(LockNotAcquiredException.Reason reason, Throwable error) {
+        manager.leaveGate(request.kind(), key, gate);
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        manager.listener.onAcquireFailed(request.name(), key, error != null ? LockListener.AcquireFailure.ERROR
+                : LockManager.failureOf(reason), waited, error);
+        return waited;
+    }
+
     /**
      * Records the key the releasing holder passed on in the store, unless the wait ran out meanwhile (an asynchronous
      * waiter cannot leave the queue while a holder hands it the key); asks the store anew when it came too late.
@@ -185,7 +202,6 @@ final class Acquisition {
         }
         KeyGate.HandOff handOff = handedOver;
         handedOver = null;
-        owner = handOff.owner();
         Step step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
         if (step == AGAIN) {
             owner = null;
@@ -198,9 +214,7 @@ final class Acquisition {
      * trying, and the turn is given back.
      */
     void giveUp() {
-        if (waker != null) {
-            gate.stopWaking(waker);
-        }
+        gate.stopWaking(waker);
         if (handedOver != null) {
             manager.releases.releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
@@ -243,9 +257,7 @@ final class Acquisition {
             manager.releases.releaseQuietly(kind, key, owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
-        if (waker != null) {
-            gate.stopWaking(waker);
-        }
+        gate.stopWaking(waker);
         if (kind.shared()) {
             gate.sharedHolders.add(lease);
             if (ownsTurn) {

@@ -20,37 +20,28 @@ final class AsyncAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(AsyncAcquisition.class);
 
-    private final LockManager manager;
     private final AsyncRuntime runtime;
     private final LockRequest request;
     private final String key;
-    private final long start;
-    private final long deadline;
     private final CompletableFuture<LockHandle> result = new CompletableFuture<>();
     /** True while the acquisition waits for its next store attempt; whoever resets it starts that attempt. */
     private final AtomicBoolean armed = new AtomicBoolean();
     /** The release notices, counted by the key's gate, that end the current wait; set before arming. */
     private volatile long awaitedNotices = Long.MAX_VALUE;
     private volatile ScheduledFuture<?> timer;
-    private Acquisition acquisition;
-    private KeyGate gate;
+    private final Acquisition acquisition;
     /** The place in the gate's queue; null for a fair lock, which takes no turn. */
     private KeyGate.Waiter place;
 
     AsyncAcquisition(LockManager manager, AsyncRuntime runtime, LockRequest request, String key) {
-        this.manager = manager;
         this.runtime = runtime;
         this.request = request;
         this.key = key;
-        this.start = System.nanoTime();
-        this.deadline = manager.deadline(request, start);
+        this.acquisition = new Acquisition(manager, request, key, this::onReleaseNotice);
     }
 
     CompletableFuture<LockHandle> start() {
-        manager.listener.onAcquireAttempt(request.name(), key);
         runtime.track(this);
-        gate = manager.enterGate(request.kind(), key);
-        acquisition = new Acquisition(manager, request, key, gate, deadline, this::onReleaseNotice);
         place = acquisition.enterAsync();
         CompletableFuture<KeyGate.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
@@ -79,20 +70,20 @@ final class AsyncAcquisition {
         try {
             if (result.isDone()) {
                 reason = LockNotAcquiredException.Reason.ABORTED;
-            } else if (deadline - System.nanoTime() <= 0) {
+            } else if (acquisition.deadline - System.nanoTime() <= 0) {
                 reason = LockNotAcquiredException.Reason.TIMEOUT;
             } else if (request.abortIf() != null && request.abortIf().getAsBoolean()) {
                 reason = LockNotAcquiredException.Reason.ABORTED;
             }
         } catch (RuntimeException | Error e) {
-            if (gate.withdraw(place)) {
+            if (acquisition.gate.withdraw(place)) {
                 finish(null, e);
             }
             return;
         }
         if (reason == null) {
             runtime.schedule(this::checkWhileQueued, checkInterval());
-        } else if (gate.withdraw(place)) {
+        } else if (acquisition.gate.withdraw(place)) {
             finish(reason, null);
         }
         // Otherwise the turn was granted (or a releasing holder is handing it over): the store step sees the same
@@ -100,7 +91,7 @@ final class AsyncAcquisition {
     }
 
     private long checkInterval() {
-        long remaining = Math.max(0, deadline - System.nanoTime());
+        long remaining = Math.max(0, acquisition.deadline - System.nanoTime());
         return request.abortIf() == null ? remaining : Math.min(remaining, request.abortCheckInterval().toNanos());
     }
 
@@ -108,35 +99,33 @@ final class AsyncAcquisition {
     private void attemptInStore() {
         try {
             if (result.isDone()) {
-                leaveTurn(LockNotAcquiredException.Reason.ABORTED, null);
+                finish(LockNotAcquiredException.Reason.ABORTED, null);
                 return;
             }
             Acquisition.Step next = acquisition.attempt();
             if (next instanceof Acquisition.Taken taken) {
                 taken(taken.lease());
             } else if (next instanceof Acquisition.Refused refused) {
-                leaveTurn(refused.reason(), null);
-            } else if (next == Acquisition.AGAIN) {
-                step(this::attemptInStore);
+                finish(refused.reason(), null);
             } else {
                 Acquisition.Wait wait = (Acquisition.Wait) next;
                 awaitedNotices = wait.notices();
                 armed.set(true);
-                if (gate.noticeCount() >= wait.notices() || result.isDone()) {
+                if (acquisition.gate.noticeCount() >= wait.notices() || result.isDone()) {
                     wake();
                 } else {
                     timer = runtime.schedule(this::wake, wait.nanos());
                 }
             }
         } catch (InterruptedException e) {
-            leaveTurn(LockNotAcquiredException.Reason.INTERRUPTED, null);
+            finish(LockNotAcquiredException.Reason.INTERRUPTED, null);
         } catch (RuntimeException | Error e) {
-            leaveTurn(null, e);
+            finish(null, e);
         }
     }
 
     private void onReleaseNotice() {
-        if (gate.noticeCount() >= awaitedNotices) {
+        if (acquisition.gate.noticeCount() >= awaitedNotices) {
             wake();
         }
     }
@@ -157,7 +146,7 @@ final class AsyncAcquisition {
             runtime.execute(work);
         } catch (RejectedExecutionException e) {
             // The manager closed: managerClosed() fails the acquisition; the turn is given back here.
-            leaveTurn(null, new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'"));
+            finish(null, new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'"));
         }
     }
 
@@ -167,8 +156,7 @@ final class AsyncAcquisition {
         // other flow saw the binding.
         lease.ownerThread = null;
         runtime.untrack(this);
-        manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
-        LeaseHandle handle = new LeaseHandle(lease, false);
+        LeaseHandle handle = acquisition.taken(lease);
         if (!result.complete(handle)) {
             // Cancelled while the store call ran: nobody will release it but us.
             try {
@@ -179,23 +167,12 @@ final class AsyncAcquisition {
         }
     }
 
-    /** Ends an acquisition that had the turn: tells the store it stopped trying, and gives the turn back. */
-    private void leaveTurn(LockNotAcquiredException.Reason reason, Throwable error) {
-        acquisition.giveUp();
-        finish(reason, error);
-    }
-
+    /** Ends an acquisition without the key: the store is told it stopped trying, and the turn (if it had it) is given back. */
     private void finish(LockNotAcquiredException.Reason reason, Throwable error) {
+        acquisition.giveUp();
         runtime.untrack(this);
-        manager.leaveGate(request.kind(), key, gate);
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        if (error != null) {
-            manager.listener.onAcquireFailed(request.name(), key, LockListener.AcquireFailure.ERROR, waited, error);
-            result.completeExceptionally(error);
-        } else {
-            manager.listener.onAcquireFailed(request.name(), key, LockManager.failureOf(reason), waited, null);
-            result.completeExceptionally(new LockNotAcquiredException(request.name(), key, reason, waited));
-        }
+        Duration waited = acquisition.failed(reason, error);
+        result.completeExceptionally(error != null ? error : new LockNotAcquiredException(request.name(), key, reason, waited));
     }
 
     /** The manager closed while this acquisition waited: it fails now; its turn is given back by the step that sees it. */

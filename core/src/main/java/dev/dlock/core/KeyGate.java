@@ -42,7 +42,7 @@ final class KeyGate {
     /** Release notices seen so far; a waiter in the store waits for the count to reach its turn. */
     private final ReentrantLock noticeLock = new ReentrantLock();
     private final Condition noticed = noticeLock.newCondition();
-    private long noticeCount;
+    private volatile long noticeCount;
 
     /** The key passed from its releasing holder to the next one in this JVM, kept by the same store owner. */
     record HandOff(String owner, long fencingToken, long sentAtNanos, int streak) {
@@ -293,9 +293,11 @@ final class KeyGate {
         }
     }
 
-    /** Ends {@link #subscribe}'s waking of {@code waker}; the subscription stays while the gate has users. */
+    /** Ends {@link #subscribe}'s waking of {@code waker} (may be null); the subscription stays while the gate has users. */
     void stopWaking(Runnable waker) {
-        wakers.remove(waker);
+        if (waker != null) {
+            wakers.remove(waker);
+        }
     }
 
     private void countNotice() {
@@ -310,12 +312,7 @@ final class KeyGate {
 
     /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNotices}. */
     long noticeCount() {
-        noticeLock.lock();
-        try {
-            return noticeCount;
-        } finally {
-            noticeLock.unlock();
-        }
+        return noticeCount;
     }
 
     /**

@@ -29,14 +29,11 @@ final class LeaseRelease {
     private final LockManager manager;
     private final LockBackend backend;
     private final LeaseLostPolicy leaseLostPolicy;
-    /** True when a released exclusive lease may pass straight to the next local waiter. */
-    private final boolean handOffs;
 
-    LeaseRelease(LockManager manager, LeaseLostPolicy leaseLostPolicy, boolean handOffs) {
+    LeaseRelease(LockManager manager, LeaseLostPolicy leaseLostPolicy) {
         this.manager = manager;
         this.backend = manager.backend();
         this.leaseLostPolicy = leaseLostPolicy;
-        this.handOffs = handOffs;
     }
 
     /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
@@ -131,7 +128,7 @@ final class LeaseRelease {
      * row while another owner waits for the key.
      */
     private boolean mayHandOff(Lease lease) {
-        return handOffs && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
+        return manager.handsOffLocally() && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
                 && lease.handOffStreak < LockManager.MAX_LOCAL_HAND_OFFS;
     }
 

@@ -103,7 +103,7 @@ public final class LockManager implements AutoCloseable {
         Optional<SessionLeases> sessionLeases = backend.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
         this.handOffs = builder.localHandOff && !sessionKept && backend.supportsHandOff();
-        this.releases = new LeaseRelease(this, builder.leaseLostPolicy, handOffs);
+        this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
     }
 
@@ -349,40 +349,25 @@ public final class LockManager implements AutoCloseable {
         return null;
     }
 
-    /** When the wait of {@code request}, started at {@code start}, ends. */
-    long deadline(LockRequest request, long start) {
-        return start + (request.waitTime() != null ? request.waitTime() : defaultWaitTime).toNanos();
-    }
-
     private Attempt attempt(LockRequest request) {
         String key = usableKey(request);
-        String name = request.name();
         LeaseHandle reentered = reentry(request.kind(), key);
         if (reentered != null) {
             return new Attempt(reentered, null, 0);
         }
-        long start = System.nanoTime();
-        long deadline = deadline(request, start);
-        listener.onAcquireAttempt(name, key);
-
-        KeyGate gate = enterGate(request.kind(), key);
+        Acquisition acquisition = new Acquisition(this, request, key, null);
         Acquisition.Step outcome;
         try {
-            outcome = new Acquisition(this, request, key, gate, deadline, null).block();
+            outcome = acquisition.block();
         } catch (RuntimeException | Error e) {
-            leaveGate(request.kind(), key, gate);
-            listener.onAcquireFailed(name, key, LockListener.AcquireFailure.ERROR, Duration.ofNanos(System.nanoTime() - start), e);
+            acquisition.failed(null, e);
             throw e;
         }
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (outcome instanceof Acquisition.Taken taken) {
-            listener.onAcquired(name, key, taken.lease().fencingToken, waited);
-            return new Attempt(new LeaseHandle(taken.lease(), false), null, 0);
+            return new Attempt(acquisition.taken(taken.lease()), null, 0);
         }
-        leaveGate(request.kind(), key, gate);
         LockNotAcquiredException.Reason reason = ((Acquisition.Refused) outcome).reason();
-        listener.onAcquireFailed(name, key, failureOf(reason), waited, null);
-        return new Attempt(null, reason, waited.toNanos());
+        return new Attempt(null, reason, acquisition.failed(reason, null).toNanos());
     }
 
     /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */

@@ -97,8 +97,8 @@ final class Acquisition {
     }
 
     /**
-     * Waits for this JVM's turn, keeping its arrival place; takes the key when the releasing holder handed it over.
-     * A turn granted to a waiter that left meanwhile is given back here, with the key it brought.
+     * Waits for this JVM's turn, keeping its arrival place; a key the releasing holder handed over with it is recorded by
+     * the next attempt. A turn granted to a waiter that left meanwhile is given back by {@link #giveUp}, with that key.
      */
     private Step enterTurn() {
         BooleanSupplier abortIf = request.abortIf();

@@ -23,6 +23,10 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
 
     private final CountDownLatch handOffStarted = new CountDownLatch(1);
     private final CountDownLatch handOffMayProceed = new CountDownLatch(1);
+    /** For the asynchronous successor's cases: the releasing holder's thread, the waiter behind, the holder's token. */
+    private Thread releasing;
+    private CompletableFuture<Object> secondWaiter;
+    private long holderToken;
 
     /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
     private TappedBackend slowHandOffs() {
@@ -121,12 +125,11 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     @Test
     void anAsynchronousSuccessorCancelledDuringTheHandOffGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
         CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(slowHandOffs(), Duration.ofSeconds(30));
-        CompletableFuture<Object> second = secondWaiter;
         first.cancel(false);
         handOffMayProceed.countDown();
         releasing.join(10_000);
 
-        assertThat(second.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
         assertThat(first).as("the cancelled acquisition").isCancelled();
         assertFree(manager(), key, "nothing is left held in the store");
     }
@@ -173,10 +176,6 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
         taken.close();
         assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
     }
-
-    private Thread releasing;
-    private CompletableFuture<Object> secondWaiter;
-    private long holderToken;
 
     /**
      * An asynchronous acquisition first in the local queue and a blocking one behind it; the holder's release on another

@@ -73,7 +73,7 @@ final class LeaseHandle implements LockHandle {
             throw new IllegalStateException(lease + " was already released through this handle: a handle is closed once "
                     + "(try-with-resources closes it; do not also close it inside the block)");
         }
-        lease.manager.release(lease, !reentrant);
+        lease.manager.releases.release(lease, !reentrant);
     }
 
     @Override

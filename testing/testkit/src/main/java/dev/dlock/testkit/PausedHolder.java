@@ -40,15 +40,28 @@ public final class PausedHolder {
      */
     public static Outcome run(LockManager first, LockManager second, String key, Duration lease,
                               FencedWrite pausedWrite, FencedWrite newerWrite) throws Exception {
+        return run(first, second, key, lease, token -> { }, pausedWrite, newerWrite);
+    }
+
+    /**
+     * Runs the scenario with {@code beforePause} run by the first holder right after it acquired (to load
+     * what it will write later, as a real holder would before a GC pause).
+     */
+    public static Outcome run(LockManager first, LockManager second, String key, Duration lease, FencedWrite beforePause,
+                              FencedWrite pausedWrite, FencedWrite newerWrite) throws Exception {
         CountDownLatch acquired = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
         long[] pausedToken = new long[1];
         CompletableFuture<Throwable> paused = CompletableFuture.supplyAsync(() -> {
             LockHandle handle = first.acquire(LockRequest.builder(key).leaseTime(lease).build());
             pausedToken[0] = handle.fencingToken();
-            acquired.countDown();
             Throwable failure = null;
             try {
+                try {
+                    beforePause.write(pausedToken[0]);
+                } finally {
+                    acquired.countDown();
+                }
                 if (!resume.await(60, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("the newer holder never let the paused one resume");
                 }

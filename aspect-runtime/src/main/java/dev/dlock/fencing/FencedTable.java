@@ -49,11 +49,12 @@ public final class FencedTable {
         int written = jdbc.update("UPDATE " + table + " SET " + setClause + ", " + tokenColumn + " = ? WHERE (" + whereClause
                 + ") AND " + tokenColumn + " <= ?", parameters.toArray());
         if (written == 0) {
-            Long accepted = jdbc.queryForObject("SELECT MAX(" + tokenColumn + ") FROM " + table + " WHERE " + whereClause,
-                    Long.class, whereArgs);
-            if (accepted != null) {
+            // A locking read: under REPEATABLE READ (MySQL's default) a plain one would show the transaction's old snapshot.
+            List<Long> accepted = jdbc.queryForList("SELECT " + tokenColumn + " FROM " + table + " WHERE " + whereClause
+                    + " FOR UPDATE", Long.class, whereArgs);
+            if (!accepted.isEmpty()) {
                 throw new StaleFencingTokenException(table + " where " + whereClause + " " + Arrays.toString(whereArgs),
-                        fencingToken, accepted);
+                        fencingToken, JdbcFencing.largerThan(fencingToken, accepted));
             }
         }
         return written;

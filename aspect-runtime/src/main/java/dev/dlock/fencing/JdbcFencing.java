@@ -85,8 +85,9 @@ public final class JdbcFencing {
                     + "a TransactionTemplate): the fence row stays locked until commit, which is what fences the writes after it");
         }
         if (dialect().claim(jdbc, fenceTable, resource, fencingToken) == 0) {
-            List<Long> accepted = jdbc.queryForList("SELECT token FROM " + fenceTable + " WHERE resource = ?", Long.class, resource);
-            throw new StaleFencingTokenException("fence row '" + resource + "'", fencingToken, accepted.isEmpty() ? null : accepted.get(0));
+            List<Long> accepted = jdbc.queryForList("SELECT token FROM " + fenceTable + " WHERE resource = ? FOR UPDATE",
+                    Long.class, resource);
+            throw new StaleFencingTokenException("fence row '" + resource + "'", fencingToken, largerThan(fencingToken, accepted));
         }
     }
 
@@ -118,6 +119,17 @@ public final class JdbcFencing {
             dialect = known;
         }
         return known;
+    }
+
+    /** The largest of {@code tokens} when it is above {@code offered}, else null: a read that saw no larger token saw too little. */
+    static Long largerThan(long offered, List<? extends Number> tokens) {
+        long largest = Long.MIN_VALUE;
+        for (Number token : tokens) {
+            if (token != null) {
+                largest = Math.max(largest, token.longValue());
+            }
+        }
+        return largest > offered ? largest : null;
     }
 
     static String identifier(String name, String what) {

@@ -10,6 +10,7 @@ import dev.dlock.core.StaleFencingTokenException;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityNotFoundException;
 import jakarta.persistence.FlushModeType;
+import jakarta.persistence.LockModeType;
 import jakarta.persistence.metamodel.EntityType;
 
 /**
@@ -79,13 +80,17 @@ public final class JpaFencing {
                 .setFlushMode(FlushModeType.COMMIT)
                 .executeUpdate();
         if (written == 0) {
+            // A locking read: under REPEATABLE READ (MySQL's default) a plain one would show the transaction's old snapshot.
             List<?> accepted = entityManager.createQuery("SELECT e." + field.getName() + " FROM " + type.getName() + " e" + where)
-                    .setParameter("id", id).setFlushMode(FlushModeType.COMMIT).getResultList();
+                    .setParameter("id", id).setFlushMode(FlushModeType.COMMIT).setLockMode(LockModeType.PESSIMISTIC_READ)
+                    .getResultList();
             if (accepted.isEmpty()) {
                 throw new EntityNotFoundException("No row of " + type.getName() + " with id " + id + " to fence");
             }
             entityManager.detach(entity);
-            throw new StaleFencingTokenException(type.getName() + " " + id, fencingToken, ((Number) accepted.get(0)).longValue());
+            @SuppressWarnings("unchecked")
+            List<? extends Number> tokens = (List<? extends Number>) accepted;
+            throw new StaleFencingTokenException(type.getName() + " " + id, fencingToken, JdbcFencing.largerThan(fencingToken, tokens));
         }
         try {
             field.setLong(entity, fencingToken);

@@ -110,16 +110,30 @@ public final class JpaFencing {
         return fence(entity, LockContext.current().fencingToken());
     }
 
-    /** The entity type of {@code type} or of its nearest entity superclass (a provider's proxy subclasses the entity). */
+    /**
+     * The entity type of {@code type}. A lazy proxy (a subclass the provider generated) is refused: the token
+     * set on it would not reach the entity behind it, whose stale token a full-row UPDATE would write back.
+     */
     private EntityType<?> entityType(Class<?> type) {
         for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
-            try {
-                return entityManager.getMetamodel().entity(c);
-            } catch (IllegalArgumentException notAnEntity) {
-                // a proxy class or a mapped superclass: look further up
+            EntityType<?> entityType = entityTypeOrNull(c);
+            if (entityType != null && c != type) {
+                throw new IllegalArgumentException("Cannot fence a lazy proxy of " + entityType.getName() + " ("
+                        + type.getName() + "): load the entity itself (find, or a query), not a reference");
+            }
+            if (entityType != null) {
+                return entityType;
             }
         }
         throw new IllegalArgumentException(type.getName() + " is not an entity of this EntityManager");
+    }
+
+    private EntityType<?> entityTypeOrNull(Class<?> type) {
+        try {
+            return entityManager.getMetamodel().entity(type);
+        } catch (IllegalArgumentException notAnEntity) {
+            return null;
+        }
     }
 
     private static Field tokenField(Class<?> type) {

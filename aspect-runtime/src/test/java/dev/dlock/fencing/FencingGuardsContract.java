@@ -167,10 +167,7 @@ abstract class FencingGuardsContract {
 
     @Test
     void aFencedEntityLoadedBeforeThePauseIsRefusedByTheDatabase() throws Exception {
-        EntityManagerFactory entities = new PersistenceConfiguration("fencing").managedClass(FencedAccount.class)
-                .property("hibernate.connection.datasource", data)
-                .property("hibernate.hbm2ddl.auto", "none")
-                .createEntityManagerFactory();
+        EntityManagerFactory entities = entityManagerFactory();
         resources.add(entities::close);
         EntityManager pausedSession = entities.createEntityManager();
         resources.add(pausedSession::close);
@@ -208,6 +205,26 @@ abstract class FencingGuardsContract {
                 .hasMessageContaining("FencedAccount 1: offered " + outcome.pausedToken() + ", but " + outcome.newerToken());
         assertThat(jdbc.queryForMap("SELECT balance, fence_token FROM fenced_account WHERE id = 1").values())
                 .containsExactly(200L, outcome.newerToken());
+    }
+
+    @Test
+    void aLazyProxyIsRefusedSinceItsTokenWouldNotReachTheEntity() {
+        EntityManagerFactory entities = entityManagerFactory();
+        resources.add(entities::close);
+        EntityManager session = entities.createEntityManager();
+        resources.add(session::close);
+        session.getTransaction().begin();
+        FencedAccount reference = session.getReference(FencedAccount.class, 1L);
+        assertThatThrownBy(() -> new JpaFencing(session).fence(reference, 3)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("Cannot fence a lazy proxy of FencedAccount");
+        session.getTransaction().rollback();
+    }
+
+    private EntityManagerFactory entityManagerFactory() {
+        return new PersistenceConfiguration("fencing").managedClass(FencedAccount.class)
+                .property("hibernate.connection.datasource", data)
+                .property("hibernate.hbm2ddl.auto", "none")
+                .createEntityManagerFactory();
     }
 
     /** A lock manager over the JDBC lock store with a pool of its own: another instance of the service. */

@@ -3,6 +3,8 @@ package dev.dlock.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,7 +13,6 @@ import dev.dlock.core.StaleFencingTokenException;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClusterClient;
 
 /** {@link FencedRedis} on a three-master cluster: the value and its token always share a slot (no CROSSSLOT), on every master. */
@@ -23,9 +24,7 @@ class FencedRedisClusterTest {
     @BeforeAll
     static void startCluster() {
         cluster = RedisClusterSetup.start(3, 0);
-        client = RedisClusterClient.builder().nodes(cluster.seeds())
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(RedisTestSupport.CLIENT_TIMEOUT_MILLIS).build())
-                .build();
+        client = TopologyBackendFactory.clusterClient(cluster.seeds(), 3, Duration.ofSeconds(3));
     }
 
     @AfterAll

@@ -708,6 +708,13 @@ public final class LockManager implements AutoCloseable {
 
     // ---------------------------------------------------------------- release and lease loss
 
+    /** The calling thread handed {@code lease} to a pending result: it no longer counts as held by this thread. */
+    void detached(Lease lease) {
+        if (lockOrder != null) {
+            lockOrder.released(lease);
+        }
+    }
+
     /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
     void release(Lease lease, boolean outermost) {
         if (outermost && lockOrder != null) {

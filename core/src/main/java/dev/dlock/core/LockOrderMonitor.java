@@ -61,7 +61,7 @@ final class LockOrderMonitor {
         }
     }
 
-    /** The calling thread let go of its outermost hold of {@code lease}. */
+    /** The calling thread let go of its outermost hold of {@code lease}, or handed it to a pending result. */
     void released(Lease lease) {
         holds.get().remove(lease);
     }

@@ -136,6 +136,20 @@ class LockOrderMonitorTest {
     }
 
     @Test
+    void aLockHandedToAPendingResultNoLongerCountsAsHeldByTheThread() {
+        LockManager locks = manager(builder -> { });
+        LockHandle pending = locks.acquire(request("account", "9")).detachFromThread();
+        try (LockHandle ledger = locks.acquire(request("ledger", "1"))) {
+            assertThat(ledger.isHeld()).isTrue();
+        }
+        nest(locks, "ledger", "account");
+        pending.close();
+
+        assertThat(warnings()).isEmpty();
+        assertThat(inversions).isEmpty();
+    }
+
+    @Test
     void switchedOffByTheBuilder() {
         LockManager locks = manager(builder -> builder.lockOrderWarnings(false));
         nest(locks, "account", "ledger");

@@ -22,6 +22,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import java.util.List;
+import java.util.function.Function;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -83,6 +84,15 @@ public class AspectInMemoryBenchmark {
         context.register(Context.class);
         context.refresh();
         return context;
+    }
+
+    /**
+     * One annotated call (one lock, or two nested) on a context of its own, left open for the JVM's life: for a
+     * harness that loads two builds of dlock side by side, each in a class loader of its own, and alternates them.
+     */
+    public static Function<String, Object> operation(boolean lockOrderWarnings, boolean nested) {
+        Accounts accounts = context(lockOrderWarnings).getBean(Accounts.class);
+        return nested ? accounts::transfer : accounts::debit;
     }
 
     /**

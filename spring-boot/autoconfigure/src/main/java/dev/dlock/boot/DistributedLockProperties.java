@@ -57,7 +57,7 @@ public class DistributedLockProperties {
 
     /**
      * Whether dlock learns the order in which each thread nests lock names and logs one WARN per pair of names that
-     * two call paths take in opposite orders (a potential deadlock), counted in dlock.lock.order.inversions; a few
+     * two call paths take in opposite orders (a potential deadlock), counted in dlock.lock.order.inversions; tens of
      * nanoseconds per acquisition.
      */
     private boolean lockOrderWarnings = true;

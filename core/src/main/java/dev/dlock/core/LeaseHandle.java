@@ -55,6 +55,7 @@ final class LeaseHandle implements LockHandle {
         // A re-entrant hold only borrows the outer acquisition's lease: the outer holder keeps it.
         if (!reentrant) {
             lease.ownerThread = null;
+            lease.manager.detached(lease);
         }
         return this;
     }

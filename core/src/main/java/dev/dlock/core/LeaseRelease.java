@@ -38,6 +38,9 @@ final class LeaseRelease {
 
     /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
     void release(Lease lease, boolean outermost) {
+        if (outermost && manager.lockOrder != null) {
+            manager.lockOrder.released(lease);
+        }
         LockState before = lease.dropHold();
         if (before == null) {
             if (outermost) {

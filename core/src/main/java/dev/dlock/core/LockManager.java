@@ -86,6 +86,8 @@ public final class LockManager implements AutoCloseable {
     private final ConcurrentHashMap<String, String> acquiringOwners = new ConcurrentHashMap<>();
     private static final String NO_LOSS = "";
     final AtomicInteger watchedLeases = new AtomicInteger();
+    /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
+    final LockOrderMonitor lockOrder;
     private volatile boolean closed;
 
     private LockManager(Builder builder) {
@@ -105,6 +107,8 @@ public final class LockManager implements AutoCloseable {
         this.handOffs = builder.localHandOff && !sessionKept && backend.supportsHandOff();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
+        this.lockOrder = builder.lockOrderWarnings
+                ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
     }
 
     /** Starts configuring a manager over {@code backend}. */
@@ -364,6 +368,9 @@ public final class LockManager implements AutoCloseable {
             throw e;
         }
         if (outcome instanceof Acquisition.Taken taken) {
+            if (lockOrder != null) {
+                lockOrder.acquired(taken.lease(), request.callSite());
+            }
             return new Attempt(acquisition.taken(taken.lease()), null, 0);
         }
         LockNotAcquiredException.Reason reason = ((Acquisition.Refused) outcome).reason();
@@ -458,6 +465,13 @@ public final class LockManager implements AutoCloseable {
 
     // ---------------------------------------------------------------- lease loss
 
+    /** The calling thread handed {@code lease} to a pending result: it no longer counts as held by this thread. */
+    void detached(Lease lease) {
+        if (lockOrder != null) {
+            lockOrder.released(lease);
+        }
+    }
+
     /** Called by the watchdog when the store says a held lease is gone. */
     void leaseLost(Lease lease, String reason) {
         if (!lease.markLost(reason)) {
@@ -514,6 +528,7 @@ public final class LockManager implements AutoCloseable {
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
         private boolean localHandOff = true;
+        private boolean lockOrderWarnings = true;
 
         private Builder(LockBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
@@ -567,6 +582,16 @@ public final class LockManager implements AutoCloseable {
          */
         public Builder localHandOff(boolean handOff) {
             this.localHandOff = handOff;
+            return this;
+        }
+
+        /**
+         * Whether the manager learns the order in which each thread nests lock names and logs one WARN (and tells
+         * {@link LockListener#onLockOrderInversion}) per pair of names taken in both orders: a potential deadlock
+         * (default true; tens of nanoseconds per acquisition, see docs/benchmarks.md).
+         */
+        public Builder lockOrderWarnings(boolean enabled) {
+            this.lockOrderWarnings = enabled;
             return this;
         }
 

@@ -56,6 +56,13 @@ public class DistributedLockProperties {
     private boolean localHandOff = true;
 
     /**
+     * Whether dlock learns the order in which each thread nests lock names and logs one WARN per pair of names that
+     * two call paths take in opposite orders (a potential deadlock), counted in dlock.lock.order.inversions; tens of
+     * nanoseconds per acquisition.
+     */
+    private boolean lockOrderWarnings = true;
+
+    /**
      * Whether the start checks the lock store once, after every bean is created and before the application takes
      * traffic: one round trip (Redis PING; for ZooKeeper, a connection within dlock.zookeeper.connection-timeout;
      * for JDBC, a query on the lock table), failing the start with the property to fix. Off: the store is first
@@ -149,6 +156,16 @@ public class DistributedLockProperties {
     /** Sets whether released locks pass straight to the next local waiter. */
     public void setLocalHandOff(boolean localHandOff) {
         this.localHandOff = localHandOff;
+    }
+
+    /** Whether lock names nested in opposite orders are warned about. */
+    public boolean isLockOrderWarnings() {
+        return lockOrderWarnings;
+    }
+
+    /** Sets whether lock names nested in opposite orders are warned about. */
+    public void setLockOrderWarnings(boolean lockOrderWarnings) {
+        this.lockOrderWarnings = lockOrderWarnings;
     }
 
     /** Whether the start checks the lock store once. */

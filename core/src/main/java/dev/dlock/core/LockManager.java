@@ -73,7 +73,7 @@ public final class LockManager implements AutoCloseable {
     final Watchdog watchdog;
     /** Ends leases: releases, local hand-offs, {@code lockAtLeastFor}. */
     final LeaseRelease releases;
-    final OwnerTokens ownerTokens = new OwnerTokens();
+    final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
     private volatile AsyncRuntime asyncRuntime;
     private final Object asyncRuntimeLock = new Object();
@@ -107,6 +107,7 @@ public final class LockManager implements AutoCloseable {
         this.handOffs = builder.localHandOff && !sessionKept && backend.supportsHandOff();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
+        this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
     }
@@ -529,6 +530,7 @@ public final class LockManager implements AutoCloseable {
         private String watchdogThreadName = "dlock-watchdog";
         private boolean localHandOff = true;
         private boolean lockOrderWarnings = true;
+        private String instanceId;
 
         private Builder(LockBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
@@ -592,6 +594,19 @@ public final class LockManager implements AutoCloseable {
          */
         public Builder lockOrderWarnings(boolean enabled) {
             this.lockOrderWarnings = enabled;
+            return this;
+        }
+
+        /**
+         * The name this instance gives itself in every owner token, so that any JVM reading the store can say who
+         * holds a key (default: host name and process id). Printable ASCII but '/'; other characters become '_',
+         * and it is cut to 48 characters.
+         */
+        public Builder instanceId(String instanceId) {
+            if (instanceId == null || instanceId.isBlank()) {
+                throw new IllegalArgumentException("instanceId must not be blank");
+            }
+            this.instanceId = instanceId;
             return this;
         }
 

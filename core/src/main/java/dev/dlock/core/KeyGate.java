@@ -116,6 +116,9 @@ final class KeyGate {
                         refusal = LockNotAcquiredException.Reason.ABORTED;
                     } else if (deadlineNanos - System.nanoTime() <= 0) {
                         refusal = LockNotAcquiredException.Reason.TIMEOUT;
+                    } else if (abortIf != null && (me.granted || me.reserved || (!taken && waiting.peekFirst() == me))) {
+                        // The abort check ran with the gate unlocked: a release's signal then found no one asleep.
+                        continue;
                     } else {
                         long remaining = deadlineNanos - System.nanoTime();
                         me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));

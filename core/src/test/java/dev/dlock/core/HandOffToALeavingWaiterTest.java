@@ -266,6 +266,47 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     }
 
     /** Takes and releases the lock once; completes, once released, with the fencing token or the reason it was not acquired. */
+    @Test
+    void aWaiterCheckingItsAbortConditionWhileTheKeyIsHandedToItTakesItAtOnce() throws Exception {
+        assertAReleaseDuringTheAbortCheckIsNotMissed(true);
+    }
+
+    @Test
+    void aWaiterCheckingItsAbortConditionWhileTheKeyIsReleasedTakesItAtOnce() throws Exception {
+        assertAReleaseDuringTheAbortCheckIsNotMissed(false);
+    }
+
+    /**
+     * The abort condition runs with the gate unlocked: a release (or a hand-off) meanwhile signals a waiter that is not
+     * asleep yet. Before, the waiter then slept a whole check interval (here 60 s) with the key free for it.
+     */
+    private void assertAReleaseDuringTheAbortCheckIsNotMissed(boolean handOffs) throws Exception {
+        TappedBackend backend = tapped();
+        backend.handOffs = handOffs;
+        LockManager locks = manager(backend, b -> b.localHandOff(handOffs));
+        LockHandle holder = locks.acquire(key, Duration.ofSeconds(30));
+        CountDownLatch checking = new CountDownLatch(1);
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicBoolean blockedOnce = new AtomicBoolean();
+        BooleanSupplier abortIf = () -> {
+            if (isInGate(Thread.currentThread(), "enter") && blockedOnce.compareAndSet(false, true)) {
+                checking.countDown();
+                awaitQuietly(released);
+            }
+            return false;
+        };
+        CompletableFuture<Object> waiter = new CompletableFuture<>();
+        start("waiter", () -> lockOnce(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(120)).abortIf(abortIf)
+                .abortCheckInterval(Duration.ofSeconds(60)).build(), waiter));
+        assertThat(checking.await(10, TimeUnit.SECONDS)).as("the waiter checks its abort condition in the gate").isTrue();
+        holder.close();
+        released.countDown();
+
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).as("the waiter takes the key well before its next check (60 s)")
+                .isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
     private static void lockOnce(LockManager locks, LockRequest request, CompletableFuture<Object> outcome) {
         try {
             long token;

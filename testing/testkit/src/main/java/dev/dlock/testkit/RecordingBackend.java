@@ -9,6 +9,7 @@ import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.SessionLeases;
 
 import java.util.List;
@@ -128,6 +129,11 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public Optional<SessionLeases> sessionLeases() {
         return delegate.sessionLeases();
+    }
+
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return delegate.holderInspection();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -156,9 +157,9 @@ class AsyncAcquisitionTest extends EngineTestSupport {
 
     @Test
     void anAsynchronousHandleIsBoundToNoThreadSoAnUnrelatedFlowOnTheSamePoolThreadWaits() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicReference<Thread> firstStoreCall = new AtomicReference<>();
-        backend.afterAcquire(result -> firstStoreCall.compareAndSet(null, Thread.currentThread()));
+        backend.afterAcquire((owner, result) -> firstStoreCall.compareAndSet(null, Thread.currentThread()));
         LockManager locks = manager(backend, b -> { });
         LockHandle first = locks.acquireAsync(request(key, Duration.ZERO)).get(5, TimeUnit.SECONDS);
         Thread poolThread = firstStoreCall.get();

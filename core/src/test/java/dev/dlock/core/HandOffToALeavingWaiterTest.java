@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -24,14 +25,13 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     private final CountDownLatch handOffMayProceed = new CountDownLatch(1);
 
     /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
-    private TappedBackend slowHandOffs() {
+    private RecordingBackend slowHandOffs() {
         return slowHandOffs(false);
     }
 
     /** As {@link #slowHandOffs()}; {@code failing}: the hand-off then fails as a store that cannot be reached does. */
-    private TappedBackend slowHandOffs(boolean failing) {
-        TappedBackend backend = tapped();
-        backend.handOffs = true;
+    private RecordingBackend slowHandOffs(boolean failing) {
+        RecordingBackend backend = new RecordingBackend(store);
         backend.aroundHandOff(call -> {
             handOffStarted.countDown();
             awaitQuietly(handOffMayProceed);
@@ -122,7 +122,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
      * the condition then answers {@code abort}, after the waiter's wait time has run out. Whatever the hand-off did,
      * the waiter leaves with {@code expected}, the next local waiter gets the key, and nothing stays held.
      */
-    private void assertLeavingSuccessorSettles(TappedBackend backend, boolean abort, LockNotAcquiredException.Reason expected)
+    private void assertLeavingSuccessorSettles(RecordingBackend backend, boolean abort, LockNotAcquiredException.Reason expected)
             throws Exception {
         LockManager locks = manager(backend, b -> { });
         LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));

@@ -1,5 +1,7 @@
 package dev.dlock.testkit;
 
+import dev.dlock.core.LockKind;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LeaseLostPolicy;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -103,12 +105,12 @@ public abstract class LockBackendContractTest {
     }
 
     /**
-     * Whether the store issues fencing tokens ({@link LockBackend#supportsFencing()}). Where it does not,
+     * Whether the store issues fencing tokens ({@link BackendCapabilities#fencing()}). Where it does not,
      * the tests that check tokens check instead that every handle refuses to hand one out.
      */
     protected final boolean storeFences() {
         if (fences == null) {
-            fences = newBackend().supportsFencing();
+            fences = newBackend().capabilities().fencing();
         }
         return fences;
     }
@@ -260,7 +262,7 @@ public abstract class LockBackendContractTest {
         LockManager other = manager();
         RecordingBackend stranger = newBackend();
         try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
-            assertThat(stranger.release(key, "not-the-owner", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(stranger.release(LockKind.EXCLUSIVE, key, "not-the-owner", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
             assertThat(other.tryAcquire(key)).as("still held after a stranger's release").isEmpty();
             assertThat(lock.isHeld()).isTrue();
         }

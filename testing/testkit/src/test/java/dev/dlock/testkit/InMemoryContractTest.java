@@ -2,6 +2,7 @@ package dev.dlock.testkit;
 
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -84,6 +85,7 @@ class InMemoryContractTest extends LockBackendContractTest {
 
         @Override
         public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+            BackendCapabilities.requireExclusive(this, kind);
             COMMANDS.incrementAndGet();
             AcquireResult result = STORE.tryAcquire(kind, key, owner, leaseMillis);
             if (result instanceof AcquireResult.Acquired acquired) {
@@ -94,6 +96,7 @@ class InMemoryContractTest extends LockBackendContractTest {
 
         @Override
         public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+            BackendCapabilities.requireExclusive(this, kind);
             COMMANDS.incrementAndGet();
             return STORE.release(kind, key, owner, fencingToken);
         }

@@ -279,7 +279,12 @@ public final class RedlockBackend implements LockBackend {
         }
     }
 
-    /** Releases on every master; {@code RELEASED} when a quorum no longer holds the key for {@code owner}. */
+    /**
+     * Releases on every master, answering once a quorum is decided: {@code RELEASED} when a quorum released the key,
+     * {@code ALREADY_FREE} when a quorum no longer holds it for {@code owner} but fewer released it. A repeated release
+     * may overtake the first one's call to a slow master and release it there; it is still a repeat, never the
+     * release, as the SPI asks.
+     */
     @Override
     public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
         BackendCapabilities.requireExclusive(this, kind);
@@ -288,7 +293,7 @@ public final class RedlockBackend implements LockBackend {
         int released = view.count(result -> result == ReleaseResult.RELEASED);
         int freed = released + view.count(result -> result == ReleaseResult.ALREADY_FREE);
         if (freed >= quorum) {
-            return released > 0 ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
+            return released >= quorum ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
         }
         if (view.answered() < quorum) {
             throw tooFewAnswered("release of key '" + key + "'", view.answered(), view);

@@ -49,8 +49,8 @@ public interface LockBackend extends AutoCloseable {
      *
      * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
      * whose leases share one node, and may call this from several threads at once for different
-     * nodes. The result has one entry per request, in order; each entry names its lock's kind (only kinds the
-     * store {@linkplain #capabilities() takes}). Never called when the backend offers
+     * nodes. Each request names its lock's kind (only kinds the store {@linkplain #capabilities() takes}); the
+     * result has one entry per request, in order. Never called when the backend offers
      * {@link #sessionLeases() session-kept leases}.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);

@@ -40,7 +40,10 @@ public interface LockBackend extends AutoCloseable {
      * <p>Must be idempotent: when the key is already free and no acquisition happened after the one
      * that issued {@code fencingToken}, the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
      * repeated release (lost reply, client retry) is never mistaken for a lost lease. When another owner took the
-     * key since, the answer is {@link ReleaseResult#NOT_OWNER}, whether or not that owner still holds it.
+     * key since, the answer is {@link ReleaseResult#NOT_OWNER}, whether or not that owner still holds it. A store
+     * with {@link #sessionLeases() session-kept leases} (ZooKeeper) may instead tell a repeat by its backend's own
+     * record of the lease: {@code ALREADY_FREE} while the first attempt's outcome is unknown, {@code NOT_OWNER}
+     * once the release was confirmed (the engine never sends a release again after a confirmed one).
      */
     ReleaseResult release(LockKind kind, String key, String owner, long fencingToken);
 

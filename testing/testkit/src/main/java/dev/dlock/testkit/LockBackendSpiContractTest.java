@@ -102,8 +102,9 @@ public abstract class LockBackendSpiContractTest {
         AcquireResult refused = newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS);
         assertThat(refused).isInstanceOf(AcquireResult.Held.class);
         long remaining = ((AcquireResult.Held) refused).remainingTtlMillis();
+        // At most the lease, plus the second a store that counts whole seconds (memcached) rounds up by.
         assertThat(remaining).as("remaining TTL (negative only when the store cannot tell)")
-                .satisfiesAnyOf(ttl -> assertThat(ttl).isNegative(), ttl -> assertThat(ttl).isBetween(1L, LEASE_MILLIS));
+                .satisfiesAnyOf(ttl -> assertThat(ttl).isNegative(), ttl -> assertThat(ttl).isBetween(1L, LEASE_MILLIS + 1_000));
     }
 
     @Test
@@ -123,6 +124,8 @@ public abstract class LockBackendSpiContractTest {
 
     @Test
     void aRepeatedReleaseWithNoAcquisitionSinceAnswersAlreadyFree() {
+        assumeTrue(store.sessionLeases().isEmpty(), "a store that keeps leases by its session tells a repeat by its own record"
+                + " of the lease, which a confirmed release removes (see LockBackend#release)");
         String a = owner("a");
         long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).isEqualTo(ReleaseResult.RELEASED);

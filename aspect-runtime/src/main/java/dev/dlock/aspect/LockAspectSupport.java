@@ -327,7 +327,8 @@ public class LockAspectSupport {
                 .leaseTime(operation.leaseTime())
                 .lockAtLeastFor(operation.lockAtLeastFor())
                 .abortIf(abort)
-                .abortCheckInterval(abortCheckInterval);
+                .abortCheckInterval(abortCheckInterval)
+                .callSite(operation.callSite());
     }
 
     private BooleanSupplier abortCondition(Call call) {

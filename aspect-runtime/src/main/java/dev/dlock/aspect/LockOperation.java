@@ -30,12 +30,13 @@ import java.util.List;
  * @param fallbackTakesFailure whether the fallback takes the {@code LockNotAcquiredException} as last argument
  * @param resultKind        how the return value is treated
  * @param emptyResult       what SKIP returns (for async kinds: what the completed stage holds)
+ * @param callSite          {@code OrderService.transfer(..)}: who takes the lock, in lock-order warnings
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
-                     ResultKind resultKind, EmptyResult emptyResult) {
+                     ResultKind resultKind, EmptyResult emptyResult, String callSite) {
 
     /** How the method's result relates to the time the lock is held. */
     enum ResultKind {

@@ -1,20 +1,17 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition that blocks no caller: the same steps as {@link LockManager#acquire}, as a state
- * machine. It waits for this JVM's turn in the key's gate (a future, not a parked thread), then asks
+ * One acquisition that blocks no caller: the {@link Acquisition} steps of {@link LockManager#acquire}, driven by
+ * futures. It waits for this JVM's turn in the key's gate (a future, not a parked thread), then asks
  * the store on a pool thread; between attempts it is parked on nothing — a timer or a release notice
  * starts the next attempt. At most one step runs at a time: a step is started only by whoever wins
  * {@link #armed}, or directly by the step before it.
@@ -23,44 +20,35 @@ final class AsyncAcquisition {
 
     private static final Logger log = LoggerFactory.getLogger(AsyncAcquisition.class);
 
-    private final LockManager manager;
     private final AsyncRuntime runtime;
     private final LockRequest request;
     private final String key;
-    private final long start;
-    private final long deadline;
-    private final boolean watched;
-    private final long leaseMillis;
     private final CompletableFuture<LockHandle> result = new CompletableFuture<>();
-    private final WaitPacing pacing = new WaitPacing();
     /** True while the acquisition waits for its next store attempt; whoever resets it starts that attempt. */
     private final AtomicBoolean armed = new AtomicBoolean();
-    /** Set by a release notice; read after arming, so a notice during an attempt is never lost. */
-    private volatile boolean noticed;
+    /** The release notices, counted by the key's gate, that end the current wait; set before arming. */
+    private volatile long awaitedNotices = Long.MAX_VALUE;
     private volatile ScheduledFuture<?> timer;
-    private KeyGate gate;
-    private CompletableFuture<Void> turn;
-    private String owner;
-    private boolean subscribed;
+    private final Acquisition acquisition;
+    /** The place in the gate's queue; null for a fair lock, which takes no turn. */
+    private KeyGate.Waiter place;
 
     AsyncAcquisition(LockManager manager, AsyncRuntime runtime, LockRequest request, String key) {
-        this.manager = manager;
         this.runtime = runtime;
         this.request = request;
         this.key = key;
-        this.start = System.nanoTime();
-        this.deadline = manager.deadline(request, start);
-        this.watched = request.leaseTime() == null;
-        this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
+        this.acquisition = new Acquisition(manager, request, key, this::onReleaseNotice);
     }
 
     CompletableFuture<LockHandle> start() {
-        manager.listener.onAcquireAttempt(request.name(), key);
         runtime.track(this);
-        gate = manager.enterGate(request.kind(), key);
-        turn = gate.enterAsync();
+        place = acquisition.enterAsync();
+        CompletableFuture<KeyGate.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
-        turn.thenRun(() -> step(this::attemptInStore));
+        turn.thenAccept(handOff -> {
+            acquisition.turnGranted(handOff);
+            step(this::attemptInStore);
+        });
         if (!turn.isDone()) {
             runtime.schedule(this::checkWhileQueued, checkInterval());
         }
@@ -75,34 +63,35 @@ final class AsyncAcquisition {
 
     /** While queued behind this JVM's other waiters: gives up at the deadline, on the abort condition, or when cancelled. */
     private void checkWhileQueued() {
-        if (turn.isDone()) {
+        if (place == null || place.turn.isDone()) {
             return;
         }
         LockNotAcquiredException.Reason reason = null;
         try {
             if (result.isDone()) {
                 reason = LockNotAcquiredException.Reason.ABORTED;
-            } else if (deadline - System.nanoTime() <= 0) {
+            } else if (acquisition.deadline - System.nanoTime() <= 0) {
                 reason = LockNotAcquiredException.Reason.TIMEOUT;
             } else if (request.abortIf() != null && request.abortIf().getAsBoolean()) {
                 reason = LockNotAcquiredException.Reason.ABORTED;
             }
         } catch (RuntimeException | Error e) {
-            if (gate.withdraw(turn)) {
+            if (acquisition.gate.withdraw(place)) {
                 finish(null, e);
             }
             return;
         }
         if (reason == null) {
             runtime.schedule(this::checkWhileQueued, checkInterval());
-        } else if (gate.withdraw(turn)) {
+        } else if (acquisition.gate.withdraw(place)) {
             finish(reason, null);
         }
-        // Otherwise the turn was granted meanwhile: the store step sees the same condition and ends there.
+        // Otherwise the turn was granted (or a releasing holder is handing it over): the store step sees the same
+        // condition and ends there.
     }
 
     private long checkInterval() {
-        long remaining = Math.max(0, deadline - System.nanoTime());
+        long remaining = Math.max(0, acquisition.deadline - System.nanoTime());
         return request.abortIf() == null ? remaining : Math.min(remaining, request.abortCheckInterval().toNanos());
     }
 
@@ -110,65 +99,35 @@ final class AsyncAcquisition {
     private void attemptInStore() {
         try {
             if (result.isDone()) {
-                leaveTurn(LockNotAcquiredException.Reason.ABORTED, null);
+                finish(LockNotAcquiredException.Reason.ABORTED, null);
                 return;
             }
-            if (owner == null) {
-                owner = manager.ownerTokens.next();
-            }
-            BooleanSupplier abortIf = request.abortIf();
-            if (abortIf != null && abortIf.getAsBoolean()) {
-                leaveTurn(LockNotAcquiredException.Reason.ABORTED, null);
-                return;
-            }
-            noticed = false;
-            manager.expectGrant(owner);
-            long sentAt = System.nanoTime();
-            AcquireResult answer = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
-            if (answer instanceof AcquireResult.Acquired acquired) {
-                LockManager.StoreOutcome outcome = manager.held(gate, request, key, owner, acquired.fencingToken(), leaseMillis,
-                        watched, sentAt, true, 0);
-                if (outcome instanceof LockManager.Taken taken) {
-                    taken(taken.lease());
-                } else if (outcome instanceof LockManager.Expired) {
-                    if (deadline - System.nanoTime() <= 0) {
-                        leaveTurn(LockNotAcquiredException.Reason.TIMEOUT, null);
-                    } else {
-                        step(this::attemptInStore);
-                    }
-                } else {
-                    leaveTurn(((LockManager.Refused) outcome).reason(), null);
-                }
-                return;
-            }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                leaveTurn(LockNotAcquiredException.Reason.TIMEOUT, null);
-                return;
-            }
-            if (!subscribed) {
-                // Subscribe, then try again at once: a release before the subscription would go unnoticed.
-                subscribed = true;
-                gate.wakeOnRelease(manager.notices, key, this::onReleaseNotice);
-                step(this::attemptInStore);
-                return;
-            }
-            long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) answer).remainingTtlMillis());
-            long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
-            armed.set(true);
-            if (noticed || result.isDone()) {
-                wake();
+            Acquisition.Step next = acquisition.attempt();
+            if (next instanceof Acquisition.Taken taken) {
+                taken(taken.lease());
+            } else if (next instanceof Acquisition.Refused refused) {
+                finish(refused.reason(), null);
             } else {
-                timer = runtime.schedule(this::wake, pause);
+                Acquisition.Wait wait = (Acquisition.Wait) next;
+                awaitedNotices = wait.notices();
+                armed.set(true);
+                if (acquisition.gate.noticeCount() >= wait.notices() || result.isDone()) {
+                    wake();
+                } else {
+                    timer = runtime.schedule(this::wake, wait.nanos());
+                }
             }
+        } catch (InterruptedException e) {
+            finish(LockNotAcquiredException.Reason.INTERRUPTED, null);
         } catch (RuntimeException | Error e) {
-            leaveTurn(null, e);
+            finish(null, e);
         }
     }
 
     private void onReleaseNotice() {
-        noticed = true;
-        wake();
+        if (acquisition.gate.noticeCount() >= awaitedNotices) {
+            wake();
+        }
     }
 
     /** Starts the next attempt now, if one is waiting. */
@@ -187,7 +146,7 @@ final class AsyncAcquisition {
             runtime.execute(work);
         } catch (RejectedExecutionException e) {
             // The manager closed: managerClosed() fails the acquisition; the turn is given back here.
-            leaveTurn(null, new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'"));
+            finish(null, new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'"));
         }
     }
 
@@ -196,10 +155,8 @@ final class AsyncAcquisition {
         // later runs on this thread must wait for the key like anyone else. This thread is busy until here, so no
         // other flow saw the binding.
         lease.ownerThread = null;
-        gate.stopWaking();
         runtime.untrack(this);
-        manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
-        LeaseHandle handle = new LeaseHandle(lease, false);
+        LeaseHandle handle = acquisition.taken(lease);
         if (!result.complete(handle)) {
             // Cancelled while the store call ran: nobody will release it but us.
             try {
@@ -210,27 +167,12 @@ final class AsyncAcquisition {
         }
     }
 
-    /** Ends an acquisition that had the turn: tells the store it stopped trying, and gives the turn back. */
-    private void leaveTurn(LockNotAcquiredException.Reason reason, Throwable error) {
-        gate.stopWaking();
-        if (owner != null) {
-            manager.withdrawQuietly(request.kind(), key, owner);
-        }
-        gate.leave();
-        finish(reason, error);
-    }
-
+    /** Ends an acquisition without the key: the store is told it stopped trying, and the turn (if it had it) is given back. */
     private void finish(LockNotAcquiredException.Reason reason, Throwable error) {
+        acquisition.giveUp();
         runtime.untrack(this);
-        manager.leaveGate(request.kind(), key, gate);
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        if (error != null) {
-            manager.listener.onAcquireFailed(request.name(), key, LockListener.AcquireFailure.ERROR, waited, error);
-            result.completeExceptionally(error);
-        } else {
-            manager.listener.onAcquireFailed(request.name(), key, LockManager.failureOf(reason), waited, null);
-            result.completeExceptionally(new LockNotAcquiredException(request.name(), key, reason, waited));
-        }
+        Duration waited = acquisition.failed(reason, error);
+        result.completeExceptionally(error != null ? error : new LockNotAcquiredException(request.name(), key, reason, waited));
     }
 
     /** The manager closed while this acquisition waited: it fails now; its turn is given back by the step that sees it. */

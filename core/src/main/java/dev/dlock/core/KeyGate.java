@@ -7,12 +7,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 
 /**
  * Per-key state inside one {@link LockManager} (one gate per key and {@link LockKind#family() family}):
@@ -33,20 +30,19 @@ final class KeyGate {
 
     private final ReentrantLock turnLock = new ReentrantLock();
     /**
-     * Waiters for the turn, in arrival order: a {@link SyncWaiter} thread, or the future of an
-     * asynchronous acquisition. A thread keeps its place while it checks its abort condition.
+     * Waiters for the turn, in arrival order: threads, and asynchronous acquisitions. A thread keeps its place while it
+     * checks its abort condition.
      */
-    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
+    private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
     private boolean taken;
 
     private ReleaseNotices.Subscription subscription;
-    private Semaphore releaseSignals;
-    /** Wakes the asynchronous acquisition in the store phase on a release notice; null when there is none. */
-    private volatile Runnable asyncWaker;
-    /** Release notices seen so far; fair waiters, who all wait in the store at once, wait for it to move. */
+    /** Wake the asynchronous acquisitions waiting in the store on a release notice. */
+    private final Set<Runnable> wakers = ConcurrentHashMap.newKeySet();
+    /** Release notices seen so far; a waiter in the store waits for the count to reach its turn. */
     private final ReentrantLock noticeLock = new ReentrantLock();
     private final Condition noticed = noticeLock.newCondition();
-    private long noticeCount;
+    private volatile long noticeCount;
 
     /** The key passed from its releasing holder to the next one in this JVM, kept by the same store owner. */
     record HandOff(String owner, long fencingToken, long sentAtNanos, int streak) {
@@ -57,7 +53,7 @@ final class KeyGate {
     /**
      * How a wait for the turn ended: the turn (with the key already handed over in the store, or not), or a refusal
      * and why. A refused waiter that a releasing holder had reserved is granted the turn all the same ({@code owned}),
-     * perhaps with the key: it must give both back ({@link #giveBack}).
+     * perhaps with the key: it must give both back.
      */
     record Turn(LockNotAcquiredException.Reason refusal, HandOff handOff, boolean owned) {
         static final Turn OURS = new Turn(null, null, true);
@@ -67,9 +63,14 @@ final class KeyGate {
         }
     }
 
-    /** A thread waiting for the turn, with the lease it will ask for, so that a releasing holder can pass it the key. */
-    static final class SyncWaiter {
+    /**
+     * A waiter for the turn, with the lease it will ask for, so that a releasing holder can pass it the key: a thread
+     * woken by {@code wakeUp}, or an asynchronous acquisition whose {@code turn} completes with the key handed over, or
+     * null.
+     */
+    static final class Waiter {
         final Condition wakeUp;
+        final CompletableFuture<HandOff> turn;
         final long leaseMillis;
         final boolean watched;
         /** Taken out of the queue by a releasing holder that is handing the key over; answered by {@link #handOver}. */
@@ -77,8 +78,9 @@ final class KeyGate {
         boolean granted;
         HandOff handOff;
 
-        SyncWaiter(Condition wakeUp, long leaseMillis, boolean watched) {
+        Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched) {
             this.wakeUp = wakeUp;
+            this.turn = turn;
             this.leaseMillis = leaseMillis;
             this.watched = watched;
         }
@@ -97,7 +99,7 @@ final class KeyGate {
                 taken = true;
                 return Turn.OURS;
             }
-            SyncWaiter me = new SyncWaiter(turnLock.newCondition(), leaseMillis, watched);
+            Waiter me = new Waiter(turnLock.newCondition(), null, leaseMillis, watched);
             waiting.addLast(me);
             LockNotAcquiredException.Reason refusal = null;
             try {
@@ -134,7 +136,7 @@ final class KeyGate {
      * turn it is given (also when refused meanwhile, so that nothing handed over is dropped); any other gives its
      * place back and wakes the next.
      */
-    private Turn settle(SyncWaiter me, LockNotAcquiredException.Reason refusal) {
+    private Turn settle(Waiter me, LockNotAcquiredException.Reason refusal) {
         if (me.reserved) {
             awaitHandOver(me);
         }
@@ -150,7 +152,7 @@ final class KeyGate {
      * Waits, deaf to interrupts, until the releasing holder that reserved {@code me} answers: it is in the middle
      * of one store call, and the turn it passes must not be dropped. An interrupt is kept for the caller.
      */
-    private static void awaitHandOver(SyncWaiter me) {
+    private static void awaitHandOver(Waiter me) {
         boolean interrupted = false;
         while (me.reserved) {
             me.wakeUp.awaitUninterruptibly();
@@ -162,26 +164,29 @@ final class KeyGate {
     }
 
     /**
-     * Takes the first waiter out of the queue so that the releasing holder can pass it the key, when that waiter
-     * is a thread; null when nobody waits or the first is an asynchronous acquisition. The turn stays taken until
-     * {@link #handOver}, which the caller must call.
+     * Takes the first waiter out of the queue so that the releasing holder can pass it the key; null when nobody
+     * waits. The turn stays taken until {@link #handOver}, which the caller must call.
      */
-    SyncWaiter reserveSuccessor() {
+    Waiter reserveSuccessor() {
         turnLock.lock();
         try {
-            if (waiting.peekFirst() instanceof SyncWaiter first) {
-                waiting.removeFirst();
+            Waiter first = waiting.pollFirst();
+            if (first != null) {
                 first.reserved = true;
-                return first;
             }
-            return null;
+            return first;
         } finally {
             turnLock.unlock();
         }
     }
 
     /** Gives the turn to the {@link #reserveSuccessor reserved} waiter, with the key handed over in the store or not (null). */
-    void handOver(SyncWaiter successor, HandOff handOff) {
+    void handOver(Waiter successor, HandOff handOff) {
+        if (successor.turn != null) {
+            // Completed outside the gate's lock: what depends on it may call the store.
+            successor.turn.complete(handOff);
+            return;
+        }
         turnLock.lock();
         try {
             successor.handOff = handOff;
@@ -190,20 +195,6 @@ final class KeyGate {
             successor.wakeUp.signal();
         } finally {
             turnLock.unlock();
-        }
-    }
-
-    /**
-     * Gives back a turn granted to a waiter that left before it could use it: the key handed over with it (if any) is
-     * released in the store through {@code release}, then the turn passes to the next waiter.
-     */
-    void giveBack(Turn turn, Consumer<HandOff> release) {
-        try {
-            if (turn.handOff() != null) {
-                release.accept(turn.handOff());
-            }
-        } finally {
-            leave();
         }
     }
 
@@ -218,30 +209,31 @@ final class KeyGate {
     }
 
     /**
-     * This JVM's turn on the key for an acquisition that must not block: completed at once when the
-     * turn is free, otherwise when the waiters before it are done (completed under the gate's lock,
-     * so dependents must run elsewhere). Give the place back with {@link #withdraw} or the turn with {@link #leave()}.
+     * A place in the queue for an acquisition that must not block: its turn completes at once when free, otherwise
+     * when the waiters before it are done (perhaps under the gate's lock, so dependents must run elsewhere), with the
+     * key if a releasing holder handed it over. Give the place back with {@link #withdraw} or the turn with {@link #leave()}.
      */
-    CompletableFuture<Void> enterAsync() {
+    Waiter enterAsync(long leaseMillis, boolean watched) {
         turnLock.lock();
         try {
+            Waiter place = new Waiter(null, new CompletableFuture<>(), leaseMillis, watched);
             if (!taken && waiting.isEmpty()) {
                 taken = true;
-                return CompletableFuture.completedFuture(null);
+                place.turn.complete(null);
+            } else {
+                waiting.addLast(place);
             }
-            CompletableFuture<Void> turn = new CompletableFuture<>();
-            waiting.addLast(turn);
-            return turn;
+            return place;
         } finally {
             turnLock.unlock();
         }
     }
 
-    /** Takes a waiting asynchronous acquisition out of the queue; false when the turn was granted to it already. */
-    boolean withdraw(CompletableFuture<Void> turn) {
+    /** Takes a waiting asynchronous acquisition out of the queue; false when the turn was granted or reserved to it already. */
+    boolean withdraw(Waiter place) {
         turnLock.lock();
         try {
-            if (!waiting.remove(turn)) {
+            if (!waiting.remove(place)) {
                 return false;
             }
             signalNext();
@@ -263,66 +255,49 @@ final class KeyGate {
     }
 
     private void signalNext() {
-        Object next = waiting.peekFirst();
+        Waiter next = waiting.peekFirst();
         if (next == null || taken) {
             return;
         }
-        if (next instanceof SyncWaiter thread) {
-            thread.wakeUp.signal();
+        if (next.turn == null) {
+            next.wakeUp.signal();
         } else {
             // An asynchronous waiter cannot take the turn itself: it is granted here.
             waiting.removeFirst();
             taken = true;
-            @SuppressWarnings("unchecked")
-            CompletableFuture<Void> turn = (CompletableFuture<Void>) next;
-            turn.complete(null);
+            next.turn.complete(null);
         }
-    }
-
-    /** The signals raised by release notices for this key, subscribing on first use; empty when the store pushes none. */
-    synchronized Optional<Semaphore> releaseSignals(Optional<ReleaseNotices> notices, String key, long maxWaitNanos)
-            throws InterruptedException {
-        if (notices.isEmpty()) {
-            return Optional.empty();
-        }
-        if (subscription == null) {
-            subscribe(notices.get(), key);
-            subscription.awaitActive(Duration.ofNanos(Math.max(0, maxWaitNanos)));
-        }
-        return Optional.of(releaseSignals);
     }
 
     /**
-     * Subscribes to the key's release notices without waiting for the subscription to be active, and
-     * runs {@code waker} on every notice until {@link #stopWaking()}; false when the store pushes none.
+     * Subscribes to the key's release notices unless subscribed already, waiting up to {@code maxWaitNanos} for them to
+     * flow, and runs {@code waker} (when not null) on every notice until {@link #stopWaking}; nothing when the store
+     * pushes none.
      */
-    synchronized boolean wakeOnRelease(Optional<ReleaseNotices> notices, String key, Runnable waker) {
+    synchronized void subscribe(Optional<ReleaseNotices> notices, String key, Runnable waker, long maxWaitNanos)
+            throws InterruptedException {
         if (notices.isEmpty()) {
-            return false;
+            return;
         }
-        asyncWaker = waker;
+        if (waker != null) {
+            wakers.add(waker);
+        }
         if (subscription == null) {
-            subscribe(notices.get(), key);
-        }
-        return true;
-    }
-
-    /** Ends {@link #wakeOnRelease}'s waking; the subscription stays while the gate has users. */
-    void stopWaking() {
-        asyncWaker = null;
-    }
-
-    private void subscribe(ReleaseNotices notices, String key) {
-        Semaphore signals = new Semaphore(0);
-        releaseSignals = signals;
-        subscription = notices.subscribe(key, () -> {
-            signals.release();
-            countNotice();
-            Runnable waker = asyncWaker;
-            if (waker != null) {
-                waker.run();
+            subscription = notices.get().subscribe(key, () -> {
+                countNotice();
+                wakers.forEach(Runnable::run);
+            });
+            if (maxWaitNanos > 0) {
+                subscription.awaitActive(Duration.ofNanos(maxWaitNanos));
             }
-        });
+        }
+    }
+
+    /** Ends {@link #subscribe}'s waking of {@code waker} (may be null); the subscription stays while the gate has users. */
+    void stopWaking(Runnable waker) {
+        if (waker != null) {
+            wakers.remove(waker);
+        }
     }
 
     private void countNotice() {
@@ -337,17 +312,12 @@ final class KeyGate {
 
     /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNotices}. */
     long noticeCount() {
-        noticeLock.lock();
-        try {
-            return noticeCount;
-        } finally {
-            noticeLock.unlock();
-        }
+        return noticeCount;
     }
 
     /**
-     * Waits up to {@code nanos} until {@code count} release notices arrived in all: fair waiters all wait in
-     * the store at once, and each asks again only once enough releases happened for its turn to come.
+     * Waits up to {@code nanos} until {@code count} release notices arrived in all: a waiter asks again once enough
+     * releases happened for its turn to come (fair waiters all wait in the store at once).
      */
     void awaitNotices(long count, long nanos) throws InterruptedException {
         noticeLock.lock();
@@ -371,13 +341,6 @@ final class KeyGate {
         if (subscription != null) {
             subscription.close();
             subscription = null;
-        }
-    }
-
-    /** Waits up to {@code nanos} for a release notice. */
-    static void awaitSignal(Semaphore signals, long nanos) throws InterruptedException {
-        if (signals.tryAcquire(nanos, TimeUnit.NANOSECONDS)) {
-            signals.drainPermits();
         }
     }
 }

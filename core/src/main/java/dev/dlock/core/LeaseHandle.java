@@ -53,6 +53,7 @@ final class LeaseHandle implements LockHandle {
         // A re-entrant hold only borrows the outer acquisition's lease: the outer holder keeps it.
         if (!reentrant) {
             lease.ownerThread = null;
+            lease.manager.detached(lease);
         }
         return this;
     }
@@ -71,7 +72,7 @@ final class LeaseHandle implements LockHandle {
             throw new IllegalStateException(lease + " was already released through this handle: a handle is closed once "
                     + "(try-with-resources closes it; do not also close it inside the block)");
         }
-        lease.manager.release(lease, !reentrant);
+        lease.manager.releases.release(lease, !reentrant);
     }
 
     @Override

@@ -37,6 +37,13 @@ public interface LockListener {
     default void onLeaseLost(String lockName, String key, String reason) {
     }
 
+    /**
+     * Two call paths of this JVM took locks {@code lockName} and {@code otherLockName} (alphabetical order) nested in
+     * opposite orders: a potential deadlock. Reported once per pair, right after the WARN that names both call sites.
+     */
+    default void onLockOrderInversion(String lockName, String otherLockName) {
+    }
+
     /** Why an acquisition failed. */
     enum AcquireFailure {
         /** The wait time passed. */

@@ -1,16 +1,10 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
-import dev.dlock.core.spi.HandOffResult;
-import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
-import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
-import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.SessionLeases;
-import dev.dlock.core.spi.StoreNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,10 +16,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 /**
  * Takes, keeps and releases distributed locks on a {@link LockBackend}; the programmatic API and
@@ -60,11 +52,6 @@ public final class LockManager implements AutoCloseable {
     /** What releasing a lost lease does, when nothing is configured. */
     public static final LeaseLostPolicy DEFAULT_LEASE_LOST_POLICY = LeaseLostPolicy.THROW;
 
-    private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final int RELEASE_ATTEMPTS = 10;
-    private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /**
      * The most times in a row a key passes from one holder to the next in this JVM without being freed in the
      * store while another owner waits for it; then it is released, so that waiters in other JVMs get their chance.
@@ -73,19 +60,20 @@ public final class LockManager implements AutoCloseable {
 
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
-    private final Optional<RenewalGrouping> renewalGrouping;
+    final Optional<RenewalGrouping> renewalGrouping;
     /** What the store can do, asked once. */
     private final BackendCapabilities capabilities;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
-    private final boolean sessionKept;
+    final boolean sessionKept;
     /** True when a released exclusive lease may pass straight to the next local waiter ({@link Builder#localHandOff}). */
     private final boolean handOffs;
     private final Duration defaultWaitTime;
     final long watchdogLeaseMillis;
-    private final LeaseLostPolicy leaseLostPolicy;
     final LockListener listener;
-    private final Watchdog watchdog;
-    final OwnerTokens ownerTokens = new OwnerTokens();
+    final Watchdog watchdog;
+    /** Ends leases: releases, local hand-offs, {@code lockAtLeastFor}. */
+    final LeaseRelease releases;
+    final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
     private volatile AsyncRuntime asyncRuntime;
     private final Object asyncRuntimeLock = new Object();
@@ -97,7 +85,9 @@ public final class LockManager implements AutoCloseable {
      */
     private final ConcurrentHashMap<String, String> acquiringOwners = new ConcurrentHashMap<>();
     private static final String NO_LOSS = "";
-    private final AtomicInteger watchedLeases = new AtomicInteger();
+    final AtomicInteger watchedLeases = new AtomicInteger();
+    /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
+    final LockOrderMonitor lockOrder;
     private volatile boolean closed;
 
     private LockManager(Builder builder) {
@@ -105,7 +95,6 @@ public final class LockManager implements AutoCloseable {
         this.notices = backend.releaseNotices();
         this.defaultWaitTime = builder.waitTime;
         this.watchdogLeaseMillis = builder.leaseTime.toMillis();
-        this.leaseLostPolicy = builder.leaseLostPolicy;
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
         this.renewalGrouping = backend.renewalGrouping();
@@ -116,7 +105,11 @@ public final class LockManager implements AutoCloseable {
         Optional<SessionLeases> sessionLeases = backend.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
         this.handOffs = builder.localHandOff && !sessionKept && capabilities.handOff();
+        this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
+        this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
+        this.lockOrder = builder.lockOrderWarnings
+                ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
     }
 
     /** Starts configuring a manager over {@code backend}. */
@@ -366,97 +359,28 @@ public final class LockManager implements AutoCloseable {
         return null;
     }
 
-    /** When the wait of {@code request}, started at {@code start}, ends. */
-    long deadline(LockRequest request, long start) {
-        return start + (request.waitTime() != null ? request.waitTime() : defaultWaitTime).toNanos();
-    }
-
     private Attempt attempt(LockRequest request) {
         String key = usableKey(request);
-        String name = request.name();
         LeaseHandle reentered = reentry(request.kind(), key);
         if (reentered != null) {
             return new Attempt(reentered, null, 0);
         }
-        long start = System.nanoTime();
-        long deadline = deadline(request, start);
-        listener.onAcquireAttempt(name, key);
-
-        KeyGate gate = enterGate(request.kind(), key);
-        StoreOutcome outcome;
+        Acquisition acquisition = new Acquisition(this, request, key, null);
+        Acquisition.Step outcome;
         try {
-            outcome = acquireThroughGate(gate, request, key, deadline);
+            outcome = acquisition.block();
         } catch (RuntimeException | Error e) {
-            leaveGate(request.kind(), key, gate);
-            listener.onAcquireFailed(name, key, LockListener.AcquireFailure.ERROR, Duration.ofNanos(System.nanoTime() - start), e);
+            acquisition.failed(null, e);
             throw e;
         }
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        if (outcome instanceof Taken taken) {
-            listener.onAcquired(name, key, taken.lease().fencingToken, waited);
-            return new Attempt(new LeaseHandle(taken.lease(), false), null, 0);
-        }
-        leaveGate(request.kind(), key, gate);
-        LockNotAcquiredException.Reason reason = ((Refused) outcome).reason();
-        listener.onAcquireFailed(name, key, failureOf(reason), waited, null);
-        return new Attempt(null, reason, waited.toNanos());
-    }
-
-    /** How one acquisition in the store ended: the key taken with its lease, or refused and why. */
-    sealed interface StoreOutcome {
-    }
-
-    /** The key is held; the lease owns this JVM's turn on the key until it is released. */
-    record Taken(Lease lease) implements StoreOutcome {
-    }
-
-    /** Not acquired: the wait ran out, the abort condition held, or the thread was interrupted. */
-    record Refused(LockNotAcquiredException.Reason reason) implements StoreOutcome {
-    }
-
-    /**
-     * The store granted the key, but its answer came after the lease could have run out, so another
-     * owner may hold the key already: the grant is given back and the acquisition asks again.
-     */
-    record Expired() implements StoreOutcome {
-    }
-
-    /**
-     * Waits for this JVM's turn, then for the store; the turn passes to an exclusive lease, or is given back on
-     * every other exit. A fair acquisition takes no turn: it queues in the store, where the order across JVMs is kept.
-     */
-    private StoreOutcome acquireThroughGate(KeyGate gate, LockRequest request, String key, long deadline) {
-        boolean hasTurn = request.kind().mode() != LockKind.Mode.FAIR;
-        KeyGate.HandOff handedOver = null;
-        if (hasTurn) {
-            KeyGate.Turn turn = passGate(gate, request, key, deadline, leaseMillisOf(request));
-            if (turn.refusal() != null) {
-                return new Refused(turn.refusal());
+        if (outcome instanceof Acquisition.Taken taken) {
+            if (lockOrder != null) {
+                lockOrder.acquired(taken.lease(), request.callSite());
             }
-            handedOver = turn.handOff();
+            return new Attempt(acquisition.taken(taken.lease()), null, 0);
         }
-        String owner = handedOver != null ? handedOver.owner() : ownerTokens.next();
-        StoreOutcome outcome = null;
-        try {
-            if (handedOver != null) {
-                boolean watched = request.leaseTime() == null;
-                outcome = held(gate, request, key, owner, handedOver.fencingToken(), leaseMillisOf(request), watched,
-                        handedOver.sentAtNanos(), true, handedOver.streak());
-                if (!(outcome instanceof Expired)) {
-                    return outcome;
-                }
-                owner = ownerTokens.next();
-            }
-            outcome = acquireInStore(gate, request, key, owner, deadline, hasTurn);
-            return outcome;
-        } finally {
-            if (!(outcome instanceof Taken)) {
-                withdrawQuietly(request.kind(), key, owner);
-                if (hasTurn) {
-                    gate.leave();
-                }
-            }
-        }
+        LockNotAcquiredException.Reason reason = ((Acquisition.Refused) outcome).reason();
+        return new Attempt(null, reason, acquisition.failed(reason, null).toNanos());
     }
 
     /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
@@ -471,150 +395,16 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /**
-     * Waits for this JVM's turn on the key, keeping its arrival place: the turn, perhaps with the key handed over, or
-     * why not. A turn granted to a waiter that left meanwhile is given back here, with the key it brought.
-     */
-    private KeyGate.Turn passGate(KeyGate gate, LockRequest request, String key, long deadline, long leaseMillis) {
-        BooleanSupplier abortIf = request.abortIf();
-        RuntimeException[] abortFailed = new RuntimeException[1];
-        BooleanSupplier checkedAbort = abortIf == null ? null : () -> {
-            try {
-                return abortIf.getAsBoolean();
-            } catch (RuntimeException e) {
-                abortFailed[0] = e;
-                return true;
-            }
-        };
-        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis,
-                request.leaseTime() == null);
-        if (turn.refusal() != null && turn.owned()) {
-            gate.giveBack(turn, handedOver -> releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken()));
-        }
-        if (abortFailed[0] != null) {
-            throw abortFailed[0];
-        }
-        return turn;
-    }
-
-    /** The lease a request holds: the watchdog's, or its own fixed lease. */
-    private long leaseMillisOf(LockRequest request) {
-        return request.leaseTime() == null ? watchdogLeaseMillis : request.leaseTime().toMillis();
-    }
-
-    /** Takes the key in the store, waiting on release notices or the holder's lease. */
-    private StoreOutcome acquireInStore(KeyGate gate, LockRequest request, String key, String owner, long deadline,
-                                        boolean hasTurn) {
-        LockKind kind = request.kind();
-        // Fair waiters of one JVM all wait in the store at once: each release notice must wake them all.
-        boolean fair = !hasTurn;
-        BooleanSupplier abortIf = request.abortIf();
-        boolean watched = request.leaseTime() == null;
-        long leaseMillis = leaseMillisOf(request);
-        Optional<Semaphore> signals = Optional.empty();
-        boolean subscribed = false;
-        WaitPacing pacing = new WaitPacing();
-        try {
-            while (true) {
-                if (abortIf != null && abortIf.getAsBoolean()) {
-                    return new Refused(LockNotAcquiredException.Reason.ABORTED);
-                }
-                signals.ifPresent(Semaphore::drainPermits);
-                long noticesSeen = fair ? gate.noticeCount() : 0;
-                expectGrant(owner);
-                long sentAt = System.nanoTime();
-                AcquireResult result = backend.tryAcquire(kind, key, owner, storeLeaseMillis(watched, leaseMillis));
-                if (result instanceof AcquireResult.Acquired acquired) {
-                    StoreOutcome outcome = held(gate, request, key, owner, acquired.fencingToken(), leaseMillis, watched, sentAt,
-                            hasTurn, 0);
-                    if (!(outcome instanceof Expired)) {
-                        return outcome;
-                    }
-                    if (deadline - System.nanoTime() <= 0) {
-                        return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
-                    }
-                    continue;
-                }
-                if (Thread.currentThread().isInterrupted()) {
-                    // The store call saw the interrupt (a fan-out gives up and releases what it took).
-                    return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
-                }
-                long remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
-                }
-                if (!subscribed) {
-                    // Subscribe, then try again at once: a release between our attempt and the
-                    // subscription would otherwise go unnoticed until the lease ran out.
-                    subscribed = true;
-                    signals = gate.releaseSignals(notices, key, Math.min(remaining, SUBSCRIBE_WAIT_NANOS));
-                    continue;
-                }
-                long ttlNanos = TimeUnit.MILLISECONDS.toNanos(((AcquireResult.Held) result).remainingTtlMillis());
-                long pause = pacing.nextPauseNanos(gate.noticesActive(), ttlNanos, remaining, request);
-                if (signals.isPresent() && fair) {
-                    // With w waiters ahead the turn comes after w + 1 releases; one fewer in case a release came
-                    // between reading the count and the store's answer (at worst one early question).
-                    int ahead = ((AcquireResult.Held) result).waitersAhead();
-                    gate.awaitNotices(noticesSeen + Math.max(1, ahead), pause);
-                } else if (signals.isPresent()) {
-                    KeyGate.awaitSignal(signals.get(), pause);
-                } else {
-                    TimeUnit.NANOSECONDS.sleep(pause);
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
-        }
-    }
-
-    /**
-     * Records a grant of the store as a lease, unless it came too late or the abort condition holds. A shared
-     * lease gives this JVM's turn back ({@code hasTurn}) at once; an exclusive one keeps it until released.
-     */
-    StoreOutcome held(KeyGate gate, LockRequest request, String key, String owner, long fencingToken,
-                        long leaseMillis, boolean watched, long sentAt, boolean hasTurn, int handOffStreak) {
-        LockKind kind = request.kind();
-        boolean renewed = watched && !sessionKept;
-        StoreNode node = renewed ? renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
-        Lease lease = new Lease(this, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
-                watched && sessionKept, node, hasTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
-        lease.handOffStreak = handOffStreak;
-        if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
-            log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
-                    + "and no longer holds it for us; asking again", key, leaseMillis);
-            releaseQuietly(kind, key, owner, fencingToken);
-            return new Expired();
-        }
-        BooleanSupplier abortIf = request.abortIf();
-        boolean abort;
-        try {
-            abort = abortIf != null && abortIf.getAsBoolean();
-        } catch (RuntimeException | Error e) {
-            releaseQuietly(kind, key, owner, fencingToken);
-            throw e;
-        }
-        if (abort) {
-            releaseQuietly(kind, key, owner, fencingToken);
-            return new Refused(LockNotAcquiredException.Reason.ABORTED);
-        }
-        if (kind.shared()) {
-            gate.sharedHolders.add(lease);
-            if (hasTurn) {
-                gate.leave();
-            }
-        } else {
-            gate.holder = lease;
-        }
+    /** Counts a lease just published in its gate, applies a loss reported while it was granted, and schedules its renewals. */
+    void recordHeld(Lease lease, boolean renewed, long sentAt) {
         if (sessionKept) {
             // After the lease is published: a loss reported from now on finds it; one reported before is here.
-            String reported = acquiringOwners.remove(owner);
+            String reported = acquiringOwners.remove(lease.owner);
             if (reported != null && !reported.equals(NO_LOSS)) {
                 leaseLost(lease, reported);
             }
         }
-        if (watched) {
+        if (lease.watched) {
             watchedLeases.incrementAndGet();
         }
         if (renewed) {
@@ -622,31 +412,6 @@ public final class LockManager implements AutoCloseable {
             synchronized (lease) {
                 watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
             }
-        }
-        return new Taken(lease);
-    }
-
-    /**
-     * A grant whose reply came after the lease could have run out may still be held in the store, whose lease runs
-     * from its own grant: one owner-checked renewal tells, and restarts the lease from its send time. Keeping such a
-     * grant, instead of giving it back, keeps a fair waiter's turn. False when the store no longer holds it for us.
-     */
-    private boolean confirmLateGrant(Lease lease) {
-        long sentAt = System.nanoTime();
-        try {
-            List<RenewalResult> answer = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, lease.leaseMillis, lease.kind)));
-            return answer.get(0) == RenewalResult.RENEWED && lease.renewed(sentAt) && lease.surelyLive(System.nanoTime());
-        } catch (LockBackendException e) {
-            log.debug("dlock could not confirm the late grant of key '{}': {}", lease.key, e.toString());
-            return false;
-        }
-    }
-
-    private void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
-        try {
-            backend.release(kind, key, owner, fencingToken);
-        } catch (RuntimeException e) {
-            log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
         }
     }
 
@@ -704,184 +469,12 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    // ---------------------------------------------------------------- release and lease loss
+    // ---------------------------------------------------------------- lease loss
 
-    /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
-    void release(Lease lease, boolean outermost) {
-        LockState before = lease.dropHold();
-        if (before == null) {
-            if (outermost) {
-                // Holds remain (an async call still pending): they own the key now, not this thread.
-                lease.ownerThread = null;
-            }
-            return;
-        }
-        if (lease.watched) {
-            watchdog.cancel(lease);
-            if (before == LockState.HELD) {
-                watchedLeases.decrementAndGet();
-            }
-        }
-        // Whether the holder's section ended inside its lease: a release that then cannot reach the store leaves
-        // only the key's fate unknown, not the section's.
-        boolean liveAtRelease = lease.surelyLive(System.nanoTime());
-        KeyGate.SyncWaiter successor = before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
-        KeyGate.HandOff handedOver = null;
-        ReleaseResult result = null;
-        LockBackendException unknownOutcome = null;
-        try {
-            if (successor != null) {
-                // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
-                handedOver = handOffInStore(lease, successor);
-                if (handedOver == KeyGate.HandOff.NOT_HELD) {
-                    result = ReleaseResult.NOT_OWNER;
-                    handedOver = null;
-                } else if (handedOver != null) {
-                    result = ReleaseResult.RELEASED;
-                }
-            }
-            if (result == null) {
-                result = releaseInStore(lease);
-            }
-        } catch (LockBackendException e) {
-            unknownOutcome = e;
-        } finally {
-            KeyGate gate = lease.gate;
-            if (lease.kind.shared()) {
-                gate.sharedHolders.remove(lease);
-            } else if (gate.holder == lease) {
-                gate.holder = null;
-            }
-            if (successor != null) {
-                gate.handOver(successor, handedOver);
-            } else if (lease.ownsTurn) {
-                gate.leave();
-            }
-            leaveGate(lease.kind, lease.key, gate);
-            listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
-        }
-        String lostBecause = null;
-        if (before == LockState.LOST) {
-            lostBecause = lease.lostReason;
-        } else if (result == ReleaseResult.NOT_OWNER
-                || (result == ReleaseResult.ALREADY_FREE && !lease.surelyLive(System.nanoTime()))) {
-            // ALREADY_FREE while the lease surely lived can only be our own earlier attempt, whose reply was lost.
-            lostBecause = lease.watched
-                    ? "at release the key was gone or held by another owner"
-                    : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
-            listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
-        } else if (unknownOutcome != null && !liveAtRelease) {
-            // The lease may have run out before the section ended, and the store cannot say whether another took the
-            // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".
-            lostBecause = "the " + lease.leaseMillis + " ms lease may have run out before the release, which could not "
-                    + "reach the store";
-            listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
-        }
-        if (lostBecause != null) {
-            LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
-            if (unknownOutcome != null) {
-                lost.addSuppressed(unknownOutcome);
-            }
-            if (leaseLostPolicy == LeaseLostPolicy.THROW) {
-                throw lost;
-            }
-            log.warn("{}", lost.getMessage());
-        }
-        if (unknownOutcome != null) {
-            throw unknownOutcome;
-        }
-    }
-
-    /**
-     * Whether a release of {@code lease} may pass the key straight to a local waiter: an exclusive lease holding
-     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link #MAX_LOCAL_HAND_OFFS} times in a
-     * row while another owner waits for the key.
-     */
-    private boolean mayHandOff(Lease lease) {
-        return handOffs && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
-                && lease.handOffStreak < MAX_LOCAL_HAND_OFFS;
-    }
-
-    /**
-     * Passes the key to {@code successor} in the store: a new fencing token, the same store owner. A watchdog
-     * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
-     * otherwise the successor's lease is set. The streak counts only hand-offs made while another owner waits: with
-     * nobody else asking, passing the key on keeps no one out. {@link KeyGate.HandOff#NOT_HELD} when the lease was
-     * lost; null when the call failed.
-     */
-    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.SyncWaiter successor) {
-        boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
-        long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
-        long sentAt = System.nanoTime();
-        try {
-            HandOffResult result = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
-            if (!(result instanceof HandOffResult.Passed passed)) {
-                return KeyGate.HandOff.NOT_HELD;
-            }
-            int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
-            return new KeyGate.HandOff(lease.owner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
-        } catch (LockBackendException e) {
-            log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}", lease.key, e.toString());
-            return null;
-        }
-    }
-
-    /**
-     * Releases in the store, repeating a failed call on a fresh connection for a short while: the
-     * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
-     * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
-     */
-    private ReleaseResult releaseInStore(Lease lease) {
-        if (lease.keepUntilNanos != 0 && lease.watched && lease.keepUntilNanos - System.nanoTime() > 0
-                && !lease.awaitRenewalAnswer(TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis))) {
-            // A full-lease renewal reaching the store after the shortening below would keep the key a whole lease.
-            log.warn("dlock: a renewal of {} is still unanswered at its release; the key may stay taken up to one lease", lease);
-        }
-        long start = System.nanoTime();
-        long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
-        LockBackendException first = null;
-        for (int attempt = 1; ; attempt++) {
-            try {
-                // Rounded up: the key is kept at least until lockAtLeastFor ends, never a fraction of a millisecond less.
-                long keepMillis = Math.floorDiv(lease.keepUntilNanos - System.nanoTime() + 999_999, 1_000_000);
-                if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
-                    return keepUntilLockAtLeastFor(lease, keepMillis);
-                }
-                return backend.release(lease.kind, lease.key, lease.owner, lease.fencingToken);
-            } catch (LockBackendException e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
-                boolean outOfTime = System.nanoTime() - start + backoff > RELEASE_RETRY_BUDGET_NANOS;
-                if (attempt >= RELEASE_ATTEMPTS || outOfTime || !pauseBeforeRetry(backoff)) {
-                    throw new LockBackendException("dlock could not release " + lease + " after " + attempt
-                            + " attempts; the outcome is unknown: the lease may have been lost before the release, and "
-                            + "if the key is still held it expires in the store on its own (" + e.getMessage() + ")", first);
-                }
-                backoff = Math.min(backoff * 2, RELEASE_RETRY_MAX_BACKOFF_NANOS);
-            }
-        }
-    }
-
-    /**
-     * A release before {@code lockAtLeastFor} ran out: the lease is shortened to what is left, so the key
-     * frees itself in the store at that moment. Owner-checked like a renewal, and as safe to repeat.
-     */
-    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, long keepMillis) {
-        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis, lease.kind))).get(0);
-        return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
-    }
-
-    /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */
-    private static boolean pauseBeforeRetry(long nanos) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+    /** The calling thread handed {@code lease} to a pending result: it no longer counts as held by this thread. */
+    void detached(Lease lease) {
+        if (lockOrder != null) {
+            lockOrder.released(lease);
         }
     }
 
@@ -941,6 +534,8 @@ public final class LockManager implements AutoCloseable {
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
         private boolean localHandOff = true;
+        private boolean lockOrderWarnings = true;
+        private String instanceId;
 
         private Builder(LockBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
@@ -994,6 +589,29 @@ public final class LockManager implements AutoCloseable {
          */
         public Builder localHandOff(boolean handOff) {
             this.localHandOff = handOff;
+            return this;
+        }
+
+        /**
+         * Whether the manager learns the order in which each thread nests lock names and logs one WARN (and tells
+         * {@link LockListener#onLockOrderInversion}) per pair of names taken in both orders: a potential deadlock
+         * (default true; tens of nanoseconds per acquisition, see docs/benchmarks.md).
+         */
+        public Builder lockOrderWarnings(boolean enabled) {
+            this.lockOrderWarnings = enabled;
+            return this;
+        }
+
+        /**
+         * The name this instance gives itself in every owner token, so that any JVM reading the store can say who
+         * holds a key (default: host name and process id). Printable ASCII but '/'; other characters become '_',
+         * and it is cut to 48 characters.
+         */
+        public Builder instanceId(String instanceId) {
+            if (instanceId == null || instanceId.isBlank()) {
+                throw new IllegalArgumentException("instanceId must not be blank");
+            }
+            this.instanceId = instanceId;
             return this;
         }
 

@@ -28,6 +28,7 @@ public final class LockRequest {
     private final Duration lockAtLeastFor;
     private final BooleanSupplier abortIf;
     private final Duration abortCheckInterval;
+    private final String callSite;
 
     private LockRequest(Builder builder) {
         this.key = builder.key;
@@ -38,6 +39,7 @@ public final class LockRequest {
         this.lockAtLeastFor = builder.lockAtLeastFor;
         this.abortIf = builder.abortIf;
         this.abortCheckInterval = builder.abortCheckInterval;
+        this.callSite = builder.callSite;
     }
 
     /** Starts a request for {@code key}; the key is validated when the request is used. */
@@ -88,6 +90,11 @@ public final class LockRequest {
         return abortCheckInterval;
     }
 
+    /** Who takes the lock, for lock-order warnings (the aspect gives the method); null when not given. */
+    public String callSite() {
+        return callSite;
+    }
+
     /** Builds a {@link LockRequest}. */
     public static final class Builder {
         private final String key;
@@ -98,6 +105,7 @@ public final class LockRequest {
         private Duration lockAtLeastFor;
         private BooleanSupplier abortIf;
         private Duration abortCheckInterval = DEFAULT_ABORT_CHECK_INTERVAL;
+        private String callSite;
 
         private Builder(String key) {
             this.key = key;
@@ -149,6 +157,15 @@ public final class LockRequest {
         /** Sets how often a waiter re-checks the abort condition when no release notice arrives. */
         public Builder abortCheckInterval(Duration interval) {
             this.abortCheckInterval = validAbortCheckInterval(interval);
+            return this;
+        }
+
+        /**
+         * Names who takes the lock, such as {@code OrderService.transfer(..)}, in lock-order warnings (bounded: a
+         * code location, never an id); without it the warning names the first caller outside dlock.
+         */
+        public Builder callSite(String callSite) {
+            this.callSite = callSite;
             return this;
         }
 

@@ -54,6 +54,11 @@ final class SafeListener implements LockListener {
     }
 
     @Override
+    public void onLockOrderInversion(String lockName, String otherLockName) {
+        each("lock-order inversion", l -> l.onLockOrderInversion(lockName, otherLockName));
+    }
+
+    @Override
     public void onLeaseLost(String lockName, String key, String reason) {
         each("lease lost", l -> l.onLeaseLost(lockName, key, reason));
     }

@@ -8,10 +8,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -188,5 +190,64 @@ class AsyncAcquisitionTest extends EngineTestSupport {
         }
         first.close();
         assertThat(manager().tryAcquire(key)).as("free after the last release").isPresent();
+    }
+
+    @Test
+    void fairAsynchronousWaitersOfOneJvmQueueInTheStoreLikeBlockingOnesSoArrivalOrderHoldsAcrossJvms() throws Exception {
+        LockRequest fair = LockRequest.builder(key).kind(LockKind.FAIR).waitTime(Duration.ofSeconds(10)).build();
+        LockHandle holder = manager().acquire(fair);
+        RecordingBackend asyncStore = tapped();
+        LockManager asyncJvm = manager(asyncStore, b -> { });
+        List<String> order = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> first = asyncJvm.acquireAsync(fair).thenAccept(handle -> { order.add("async-1"); handle.close(); });
+        await("the first fair waiter in the store", Duration.ofSeconds(5), () -> asyncStore.acquiringOwners.size() > 0);
+        CompletableFuture<Void> second = asyncJvm.acquireAsync(fair).thenAccept(handle -> { order.add("async-2"); handle.close(); });
+        // A fair lock keeps arrival order in the store: a local turn would keep the second out of the store's queue.
+        await("the second fair waiter in the store while the first waits", Duration.ofSeconds(5),
+                () -> Set.copyOf(asyncStore.acquiringOwners).size() == 2);
+        RecordingBackend laterStore = tapped();
+        LockManager laterJvm = manager(laterStore, b -> { });
+        Thread later = start("later-jvm", () -> {
+            try (LockHandle handle = laterJvm.acquire(fair)) {
+                order.add("later");
+            }
+        });
+        await("the later JVM's waiter in the store", Duration.ofSeconds(5), () -> laterStore.heldAnswers.get() > 0);
+        holder.close();
+        first.get(5, TimeUnit.SECONDS);
+        second.get(5, TimeUnit.SECONDS);
+        later.join(5_000);
+        assertThat(order).containsExactly("async-1", "async-2", "later");
+    }
+
+    @Test
+    void aStoreFailureWhileWaitingFailsTheAcquisitionAndGivesTheTurnToTheNextLocalWaiter() throws Exception {
+        RecordingBackend backend = tapped();
+        AtomicBoolean storeDown = new AtomicBoolean();
+        backend.afterAcquire((owner, answer) -> {
+            // One failed call: the asynchronous waiter's, the only one asking the store while the other waits its turn.
+            if (storeDown.compareAndSet(true, false)) {
+                throw new LockBackendException("the store is unreachable (test)", null);
+            }
+        });
+        LockManager locks = manager(backend, b -> { });
+        LockHandle holder = manager().acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> waiting = locks.acquireAsync(request(key, Duration.ofSeconds(30)));
+        await("the asynchronous waiter in the store", Duration.ofSeconds(5), () -> backend.heldAnswers.get() >= 2);
+        CompletableFuture<Long> next = new CompletableFuture<>();
+        start("next-local-waiter", () -> {
+            try (LockHandle handle = locks.acquire(key, Duration.ofSeconds(30))) {
+                next.complete(handle.fencingToken());
+            } catch (RuntimeException e) {
+                next.completeExceptionally(e);
+            }
+        });
+        await("the blocking waiter to queue behind it", Duration.ofSeconds(5), () -> threadsWaitingForTheTurn() == 1);
+        storeDown.set(true);
+        assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).as("the asynchronous waiter, once the store fails")
+                .cause().isInstanceOf(LockBackendException.class);
+        holder.close();
+        assertThat(next.get(10, TimeUnit.SECONDS)).as("the next local waiter takes the key").isGreaterThan(0L);
+        assertFree(manager(), key, "nothing is left held in the store");
     }
 }

@@ -17,12 +17,17 @@ import org.junit.jupiter.api.Test;
  * A releasing holder reserves the first local waiter and passes it the key in one store call. A waiter that leaves
  * meanwhile (interrupted, or its abort condition turned true) must still settle the reservation: whatever was
  * handed over is given back in the store, and the turn goes on to the next local waiter. Before, the key stayed
- * taken in the store by no handle and the JVM's other waiters never got their turn.
+ * taken in the store by no handle and the JVM's other waiters never got their turn. An asynchronous waiter is
+ * reserved the same way; it leaves by cancellation or its wait time.
  */
 class HandOffToALeavingWaiterTest extends EngineTestSupport {
 
     private final CountDownLatch handOffStarted = new CountDownLatch(1);
     private final CountDownLatch handOffMayProceed = new CountDownLatch(1);
+    /** For the asynchronous successor's cases: the releasing holder's thread, the waiter behind, the holder's token. */
+    private Thread releasing;
+    private CompletableFuture<Object> secondWaiter;
+    private long holderToken;
 
     /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
     private RecordingBackend slowHandOffs() {
@@ -115,6 +120,96 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     @Test
     void aSuccessorThatAbortsWhileTheHandOffFailsInTheStoreLeavesTheTurnToTheNextWaiter() throws Exception {
         assertLeavingSuccessorSettles(slowHandOffs(true), true, LockNotAcquiredException.Reason.ABORTED);
+    }
+
+    @Test
+    void anAsynchronousSuccessorCancelledDuringTheHandOffGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
+        CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(slowHandOffs(), Duration.ofSeconds(30));
+        first.cancel(false);
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertThat(first).as("the cancelled acquisition").isCancelled();
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    @Test
+    void anAsynchronousSuccessorWhoseWaitRunsOutWhileReservedGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
+        Duration waitTime = Duration.ofMillis(300);
+        long queuedAt = System.nanoTime();
+        CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(slowHandOffs(), waitTime);
+        await("the asynchronous waiter's wait time to run out", Duration.ofSeconds(10),
+                () -> System.nanoTime() - queuedAt > waitTime.toNanos());
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        assertThat(reasonOf(first)).as("the asynchronous waiter's outcome").isEqualTo(LockNotAcquiredException.Reason.TIMEOUT);
+        assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    @Test
+    void anAsynchronousSuccessorWhoseHandOffFailsInTheStoreTakesTheKeyTheUsualWay() throws Exception {
+        CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(slowHandOffs(true), Duration.ofSeconds(30));
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        LockHandle taken = first.get(10, TimeUnit.SECONDS);
+        assertThat(taken.isHeld()).as("the asynchronous successor holds the key after the failed hand-off").isTrue();
+        assertThat(secondWaiter).as("the next local waiter while the successor holds the key").isNotDone();
+        taken.close();
+        assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+        assertFree(manager(), key, "nothing is left held in the store");
+    }
+
+    @Test
+    void anAsynchronousSuccessorTakesTheKeyHandedOverWithAFreshFencingToken() throws Exception {
+        RecordingBackend backend = slowHandOffs();
+        CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(backend, Duration.ofSeconds(30));
+        handOffMayProceed.countDown();
+        releasing.join(10_000);
+
+        LockHandle taken = first.get(10, TimeUnit.SECONDS);
+        assertThat(taken.fencingToken()).as("a fresh token for the successor").isGreaterThan(holderToken);
+        assertThat(backend.passes).as("the key passed in one store call, not released and taken again").containsExactly("handOff");
+        taken.close();
+        assertThat(secondWaiter.get(20, TimeUnit.SECONDS)).as("the next local waiter gets the key").isInstanceOf(Long.class);
+    }
+
+    /**
+     * An asynchronous acquisition first in the local queue and a blocking one behind it; the holder's release on another
+     * thread has reserved the asynchronous one and waits in its hand-off store call until the test lets it go on.
+     */
+    private CompletableFuture<LockHandle> asyncSuccessorReservedDuringTheHandOff(RecordingBackend backend, Duration waitTime)
+            throws InterruptedException {
+        LockManager locks = manager(backend, b -> { });
+        LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));
+        holderToken = holder.fencingToken();
+        holder.detachFromThread();
+        CompletableFuture<LockHandle> first = locks.acquireAsync(LockRequest.builder(key).waitTime(waitTime).build());
+        secondWaiter = new CompletableFuture<>();
+        start("second-waiter", () -> lockOnce(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(15)).build(), secondWaiter));
+        await("the blocking waiter to queue behind the asynchronous one", Duration.ofSeconds(10), () -> threadsWaitingForTheTurn() == 1);
+        backend.passes.clear();
+        releasing = start("releasing-holder", () -> {
+            try {
+                holder.close();
+            } catch (LockBackendException expectedWhenTheStoreFails) {
+                // Not expected: a failed hand-off falls back to a plain release, which reaches the store.
+            }
+        });
+        assertThat(handOffStarted.await(10, TimeUnit.SECONDS)).as("the release started a hand-off to the asynchronous waiter").isTrue();
+        return first;
+    }
+
+    private static LockNotAcquiredException.Reason reasonOf(CompletableFuture<LockHandle> acquisition) throws Exception {
+        try {
+            acquisition.get(10, TimeUnit.SECONDS).close();
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return ((LockNotAcquiredException) e.getCause()).reason();
+        }
     }
 
     /**

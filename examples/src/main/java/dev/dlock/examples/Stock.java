@@ -21,7 +21,8 @@ public class Stock {
     /** Puts {@code quantity} items on sale and forgets earlier sales of the product. */
     public void reset(String productId, int quantity) {
         redis.set(stockKey(productId), Integer.toString(quantity));
-        redis.del(soldKey(productId), Ledger.key(productId));
+        redis.del(soldKey(productId));
+        Ledger.reset(redis, productId);
     }
 
     /** Items left. */

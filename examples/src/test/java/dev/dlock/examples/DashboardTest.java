@@ -66,11 +66,12 @@ class DashboardTest {
             scraped.add(sample.group(1));
         }
         List<String> queries = dashboardQueries();
-        assertThat(queries).hasSizeGreaterThanOrEqualTo(7);
+        assertThat(queries).hasSizeGreaterThanOrEqualTo(9);
         Set<String> queried = queries.stream().flatMap(q -> METRIC.matcher(q).results().map(m -> m.group()))
                 .collect(Collectors.toCollection(TreeSet::new));
         assertThat(queried).contains("dlock_acquire_seconds_count", "dlock_acquire_seconds_bucket", "dlock_held_seconds_sum",
-                "dlock_active", "dlock_renewals_total", "dlock_lease_lost_total", "dlock_watchdog_leases");
+                "dlock_active", "dlock_renewals_total", "dlock_lease_lost_total", "dlock_watchdog_leases", "dlock_held_seconds_max",
+                "dlock_acquire_seconds_sum");
         assertThat(scraped).as("metrics in the scrape").containsAll(queried);
     }
 

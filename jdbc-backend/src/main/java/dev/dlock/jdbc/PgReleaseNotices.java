@@ -5,9 +5,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -19,6 +17,7 @@ import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.ReleaseNotices;
 
 /**
@@ -42,7 +41,8 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
     private final DataSource dataSource;
     private final Function<String, String> channelOf;
     private final int networkTimeoutMillis;
-    private final ConcurrentHashMap<String, Set<Listener>> listenersByChannel = new ConcurrentHashMap<>();
+    /** Listeners per channel; the notice thread listens to exactly the channels that have one. */
+    private final KeyListeners<Listener> listeners = new KeyListeners<>();
     private final Object startLock = new Object();
     private Thread thread;
     private volatile boolean closed;
@@ -73,12 +73,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
 
     @Override
     public Subscription subscribe(String key, Runnable onRelease) {
-        Listener listener = new Listener(channelOf.apply(key), key, Objects.requireNonNull(onRelease, "onRelease"));
-        listenersByChannel.compute(listener.channel, (channel, current) -> {
-            Set<Listener> listeners = current != null ? current : ConcurrentHashMap.newKeySet();
-            listeners.add(listener);
-            return listeners;
-        });
+        Listener listener = listeners.add(new Listener(channelOf.apply(key), onRelease));
         startThread();
         return listener;
     }
@@ -154,7 +149,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
         listenToWantedChannels();
         if (connectedBefore) {
             log.info("dlock release notices: reconnected; waking every waiter once");
-            listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::notifyReleased));
+            listeners.wakeAll("reconnect");
         }
         connectedBefore = true;
         live = true;
@@ -162,7 +157,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
 
     /** LISTENs to every channel someone waits on, UNLISTENs the others, and marks the listeners active. */
     private void listenToWantedChannels() throws SQLException {
-        Set<String> wanted = Set.copyOf(listenersByChannel.keySet());
+        Set<String> wanted = listeners.keys();
         try (Statement statement = connection.createStatement()) {
             for (String channel : wanted) {
                 if (!listened.contains(channel)) {
@@ -179,10 +174,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
             }
         }
         for (String channel : listened) {
-            Set<Listener> listeners = listenersByChannel.get(channel);
-            if (listeners != null) {
-                listeners.forEach(Listener::activate);
-            }
+            listeners.forEach(channel, Listener::activate);
         }
     }
 
@@ -199,10 +191,7 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
     }
 
     private void deliver(String channel) {
-        Set<Listener> listeners = listenersByChannel.get(channel);
-        if (listeners != null) {
-            listeners.forEach(Listener::notifyReleased);
-        }
+        listeners.wake(channel, "release");
     }
 
     /**
@@ -210,10 +199,10 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
      * waiters stop relying on notices and poll the store (failed reconnects do not call them again).
      */
     private void disconnect() {
-        listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::deactivate));
+        listeners.forEach(Listener::deactivate);
         listened.clear();
         if (live && !closed) {
-            listenersByChannel.values().forEach(listeners -> listeners.forEach(Listener::notifyReleased));
+            listeners.wakeAll("connection lost");
         }
         live = false;
         if (connection != null) {
@@ -239,23 +228,17 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
     }
 
     /** One waiter's interest in one key: active once its channel is listened to on a live connection. */
-    private final class Listener implements Subscription {
-        private final String channel;
-        private final String key;
-        private final Runnable onRelease;
+    private static final class Listener extends KeyListeners.Listener {
         private final Object activeLock = new Object();
         private boolean active;
-        private volatile boolean closedListener;
 
-        Listener(String channel, String key, Runnable onRelease) {
-            this.channel = channel;
-            this.key = key;
-            this.onRelease = onRelease;
+        Listener(String channel, Runnable onRelease) {
+            super(channel, onRelease);
         }
 
         void activate() {
             synchronized (activeLock) {
-                if (!active && !closedListener) {
+                if (!active && !isClosed()) {
                     active = true;
                     activeLock.notifyAll();
                 }
@@ -268,22 +251,11 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
             }
         }
 
-        void notifyReleased() {
-            if (closedListener) {
-                return;
-            }
-            try {
-                onRelease.run();
-            } catch (RuntimeException e) {
-                log.warn("dlock release listener for key '{}' failed; ignored", key, e);
-            }
-        }
-
         @Override
         public boolean awaitActive(Duration timeout) throws InterruptedException {
             long end = System.nanoTime() + timeout.toNanos();
             synchronized (activeLock) {
-                while (!active && !closedListener) {
+                while (!active && !isClosed()) {
                     long left = end - System.nanoTime();
                     if (left <= 0) {
                         return false;
@@ -302,16 +274,11 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
         }
 
         @Override
-        public void close() {
+        protected void closed() {
             synchronized (activeLock) {
-                closedListener = true;
                 active = false;
                 activeLock.notifyAll();
             }
-            listenersByChannel.computeIfPresent(channel, (c, listeners) -> {
-                listeners.remove(this);
-                return listeners.isEmpty() ? null : listeners;
-            });
         }
     }
 }

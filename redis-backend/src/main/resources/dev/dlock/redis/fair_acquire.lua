@@ -4,7 +4,7 @@
 -- ARGV[1] owner token, ARGV[2] lease in ms, ARGV[3] counter TTL in ms, ARGV[4] waiter timeout in ms
 -- Returns {1, token} when the owner holds the lock now, {0, ms, ahead} when it must ask again within that
 -- time to keep its place, with how many waiters are queued before it.
--- The holder's value is marked (owner .. '+waited', see acquire.lua) whenever a waiter may sleep on its release: by
+-- The holder's value is marked (notices.lua) whenever a waiter may sleep on its release: by
 -- a refused waiter, and by the taking waiter itself when others are still queued behind it.
 local micros, now = serverTime()
 local timeout = tonumber(ARGV[4])
@@ -18,9 +18,9 @@ for i = 1, #dead do
 end
 
 local holder = redis.call('GET', KEYS[1])
--- Already ours (the value may carry a waiter's mark, see acquire.lua): a client retry after a lost reply runs
--- this twice for one acquisition.
-if holder == ARGV[1] or holder == ARGV[1] .. '+waited' then
+-- Already ours (the value may carry a waiter's mark): a client retry after a lost reply runs this twice for one
+-- acquisition.
+if heldBy(holder, ARGV[1]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
@@ -48,7 +48,7 @@ if not holder and head == ARGV[1] then
   -- sleep until a release notice, so the new holder's value is marked at once and its release publishes one.
   local value = ARGV[1]
   if redis.call('ZCARD', KEYS[2]) > 0 then
-    value = value .. '+waited'
+    value = value .. WAITED
   end
   redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
   return {1, nextToken(KEYS[4], ARGV[3], micros)}
@@ -60,9 +60,7 @@ redis.call('PEXPIRE', KEYS[3], int(3 * timeout))
 local wait = math.max(1, math.floor(timeout / 3))
 if holder then
   -- Marked, so that the holder's release publishes the notice this waiter waits for.
-  if string.sub(holder, -7) ~= '+waited' then
-    redis.call('SET', KEYS[1], holder .. '+waited', 'KEEPTTL')
-  end
+  markWaited(KEYS[1], holder)
   local holderTtl = redis.call('PTTL', KEYS[1])
   if holderTtl > 0 and holderTtl < wait then
     wait = holderTtl

@@ -1,42 +1,5 @@
--- Shared by the scripts of the non-exclusive kinds (prepended to each when loaded; a script cannot
--- include another). Every time is the Redis server's TIME, never a client clock.
-
--- The server's time in microseconds and in milliseconds, from one TIME call.
-local function serverTime()
-  local now = redis.call('TIME')
-  local micros = tonumber(now[1]) * 1000000 + tonumber(now[2])
-  return micros, math.floor(micros / 1000)
-end
-
--- An integer as Redis wants it: tostring would print large numbers as 1.7e+15.
-local function int(value)
-  return string.format('%.0f', value)
-end
-
--- The key's next fencing token, max(counter + 1, server time in microseconds), written back: the same
--- rule as acquire.lua, on the same counter, so tokens increase across every kind of the key.
-local function nextToken(counterKey, counterTtl, micros)
-  -- SET ... GET writes the clock term and reads the old counter in one command (see acquire.lua).
-  local token = int(micros)
-  local previous = tonumber(redis.call('SET', counterKey, token, 'PX', counterTtl, 'GET') or '0')
-  if previous >= micros then
-    token = int(previous + 1)
-    redis.call('SET', counterKey, token, 'PX', counterTtl)
-  end
-  return token
-end
-
--- Tells the key's waiters (of every kind) that something was freed; the same modes as release.lua.
--- pcall: the write before it is done, so a failing notice (no SPUBLISH before Redis 7) must not turn it
--- into an error; waiters then find out by asking again.
-local function publishRelease(channel, mode)
-  if mode ~= 'classic' then
-    redis.pcall('SPUBLISH', channel, 'released')
-  end
-  if mode ~= 'sharded' then
-    redis.pcall('PUBLISH', channel, 'released')
-  end
-end
+-- The sets of expiring members (read leases, permits) of the non-exclusive kinds, prepended after fencing.lua
+-- to each script that keeps one (a script cannot include another). Every time is the Redis server's TIME.
 
 -- Drops members whose expiry (the score, server ms) has passed.
 local function purgeExpired(zset, nowMillis)

@@ -1,4 +1,6 @@
--- Raises a fencing counter to at least a token issued elsewhere (Redlock), never lowering it.
+-- Raises a fencing counter to at least a token issued elsewhere (Redlock), never lowering it; the counter keeps
+-- the counter TTL of fencing.lua's rule. Only Redlock raises, so this rule lives here rather than in a prelude
+-- every acquisition would pay for (each prelude function is a closure built on every call).
 -- KEYS[1] fencing counter
 -- ARGV[1] token, ARGV[2] counter TTL in ms
 -- Compared as numbers: tokens stay below 2^53 (microseconds since 1970 plus acquisitions), exact in Lua.

@@ -5,8 +5,8 @@
 local results = {}
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
-  -- The owner's value, or it marked by a refused waiter (see acquire.lua); the mark is kept.
-  if current == ARGV[2 * i - 1] or current == ARGV[2 * i - 1] .. '+waited' then
+  -- The owner's value, or it marked by a refused waiter (notices.lua); the mark is kept.
+  if heldBy(current, ARGV[2 * i - 1]) then
     redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])
     results[i] = 1
   elseif current then

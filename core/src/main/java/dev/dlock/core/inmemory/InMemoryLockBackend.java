@@ -3,6 +3,7 @@ package dev.dlock.core.inmemory;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -10,8 +11,6 @@ import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,8 +56,6 @@ import java.util.function.LongSupplier;
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
 public final class InMemoryLockBackend implements LockBackend {
-
-    private static final Logger log = LoggerFactory.getLogger(InMemoryLockBackend.class);
 
     /** How long a free key's record is kept, so that a repeated release is still recognised. */
     static final long IDLE_RECORD_RETENTION_SECONDS = 60;
@@ -465,70 +462,22 @@ public final class InMemoryLockBackend implements LockBackend {
         return (nanos + TimeUnit.MILLISECONDS.toNanos(1) - 1) / TimeUnit.MILLISECONDS.toNanos(1);
     }
 
-    /** The listeners of this store's waiters, per key. */
+    /** Release notices in this JVM: every listener is active from the start (there is no store connection to wait for). */
     private static final class Notices implements ReleaseNotices {
 
-        private final ConcurrentHashMap<String, Set<Listener>> listeners = new ConcurrentHashMap<>();
+        private final KeyListeners<KeyListeners.Listener> listeners = new KeyListeners<>();
 
         @Override
         public Subscription subscribe(String key, Runnable onRelease) {
-            Listener listener = new Listener(key, Objects.requireNonNull(onRelease, "onRelease"));
-            listeners.compute(key, (k, current) -> {
-                Set<Listener> keyListeners = current != null ? current : ConcurrentHashMap.newKeySet();
-                keyListeners.add(listener);
-                return keyListeners;
-            });
-            return listener;
+            return listeners.add(new KeyListeners.Listener(key, onRelease));
         }
 
         void released(String key) {
-            Set<Listener> keyListeners = listeners.get(key);
-            if (keyListeners != null) {
-                keyListeners.forEach(Listener::notifyReleased);
-            }
+            listeners.wake(key, "release");
         }
 
         void releasedAll() {
-            listeners.values().forEach(keyListeners -> keyListeners.forEach(Listener::notifyReleased));
-        }
-
-        /** One subscription: active from the start (there is no store connection to wait for) until closed. */
-        private final class Listener implements Subscription {
-            private final String key;
-            private final Runnable onRelease;
-            private volatile boolean closed;
-
-            Listener(String key, Runnable onRelease) {
-                this.key = key;
-                this.onRelease = onRelease;
-            }
-
-            void notifyReleased() {
-                try {
-                    onRelease.run();
-                } catch (RuntimeException e) {
-                    log.warn("dlock release listener for key '{}' failed; ignored", key, e);
-                }
-            }
-
-            @Override
-            public boolean awaitActive(Duration timeout) {
-                return !closed;
-            }
-
-            @Override
-            public boolean isActive() {
-                return !closed;
-            }
-
-            @Override
-            public void close() {
-                closed = true;
-                listeners.computeIfPresent(key, (k, keyListeners) -> {
-                    keyListeners.remove(this);
-                    return keyListeners.isEmpty() ? null : keyListeners;
-                });
-            }
+            listeners.wakeAll("restart");
         }
     }
 

@@ -108,6 +108,14 @@ public interface LockBackend extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
     }
 
+    /**
+     * Optional capability: reading who holds a key in the store (any JVM's holder) and an operator's forced release.
+     * Empty (the default): the store cannot say, and {@code LockManager.holders} answers with this JVM's holds only.
+     */
+    default Optional<HolderInspection> holderInspection() {
+        return Optional.empty();
+    }
+
     /** Checks that the store answers; returns the round trip in nanoseconds, throws {@link LockBackendException} if not. */
     long ping();
 

@@ -117,7 +117,7 @@ public class DistributedLockAutoConfiguration {
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
-        return builder.localHandOff(properties.isLocalHandOff());
+        return builder.localHandOff(properties.isLocalHandOff()).lockOrderWarnings(properties.isLockOrderWarnings());
     }
 
     /** The chosen store has no auto-configuration (its module is missing) and the application defines no store. */

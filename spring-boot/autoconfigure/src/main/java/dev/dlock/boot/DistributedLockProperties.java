@@ -8,11 +8,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
- * The {@code dlock.*} settings of the Spring Boot starter: plain values with the library's defaults.
+ * The store-neutral {@code dlock.*} settings of the Spring Boot starter: plain values with the library's defaults.
+ * Each store's own settings have their own class ({@link RedisStoreProperties}, {@link JdbcStoreProperties},
+ * {@link ZooKeeperStoreProperties}, {@link MemcachedStoreProperties}), registered by that store's auto-configuration.
  * The builders they are handed to (lock manager, store, aspect support) own the rules; the
  * auto-configuration names the property when a builder refuses a value, so a bad value stops the start.
  */
@@ -32,7 +32,7 @@ public class DistributedLockProperties {
      */
     private Store store;
 
-    /** Prepended to every Redis key and channel; deprecated: use dlock.redis.key-prefix. */
+    /** The Redis store's key prefix under its old name; deprecated: use dlock.redis.key-prefix. */
     private String keyPrefix;
 
     /** How long a call waits for a lock when its annotation gives no waitTime; 0 tries once. */
@@ -56,6 +56,13 @@ public class DistributedLockProperties {
     private boolean localHandOff = true;
 
     /**
+     * Whether dlock learns the order in which each thread nests lock names and logs one WARN per pair of names that
+     * two call paths take in opposite orders (a potential deadlock), counted in dlock.lock.order.inversions; tens of
+     * nanoseconds per acquisition.
+     */
+    private boolean lockOrderWarnings = true;
+
+    /**
      * Whether the start checks the lock store once, after every bean is created and before the application takes
      * traffic: one round trip (Redis PING; for ZooKeeper, a connection within dlock.zookeeper.connection-timeout;
      * for JDBC, a query on the lock table), failing the start with the property to fix. Off: the store is first
@@ -67,7 +74,6 @@ public class DistributedLockProperties {
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
     private final Observation observation = new Observation();
-    private final Redis redis = new Redis();
 
     /** Whether dlock is auto-configured at all. */
     public boolean isEnabled() {
@@ -152,6 +158,16 @@ public class DistributedLockProperties {
         this.localHandOff = localHandOff;
     }
 
+    /** Whether lock names nested in opposite orders are warned about. */
+    public boolean isLockOrderWarnings() {
+        return lockOrderWarnings;
+    }
+
+    /** Sets whether lock names nested in opposite orders are warned about. */
+    public void setLockOrderWarnings(boolean lockOrderWarnings) {
+        this.lockOrderWarnings = lockOrderWarnings;
+    }
+
     /** Whether the start checks the lock store once. */
     public boolean isVerifyOnStart() {
         return verifyOnStart;
@@ -182,18 +198,13 @@ public class DistributedLockProperties {
         return observation;
     }
 
-    /** The Redis connection settings. */
-    public Redis getRedis() {
-        return redis;
-    }
-
     /** {@code dlock.watchdog.*}: the thread that renews watchdog-managed leases. */
     public static class Watchdog {
 
-        /** The most leases renewed in one Redis call (1 to 10000). */
+        /** The most leases renewed in one call to the store (1 to 10000). */
         private int batchSize = LockManager.DEFAULT_RENEWAL_BATCH_SIZE;
 
-        /** The most leases renewed in one Redis call. */
+        /** The most leases renewed in one call to the store. */
         public int getBatchSize() {
             return batchSize;
         }
@@ -265,261 +276,6 @@ public class DistributedLockProperties {
         /** Puts the lock key in spans, or keeps it out. */
         public void setKeyInSpans(boolean keyInSpans) {
             this.keyInSpans = keyInSpans;
-        }
-    }
-
-    /**
-     * {@code dlock.redis.*}: where the locks live. When none of url, sentinel and cluster is set, the
-     * {@code spring.data.redis.*} settings are used instead.
-     */
-    public static class Redis {
-
-        /** redis:// or rediss:// URL, with optional user:password@ and /database, e.g. redis://user:secret@host:6379/0. */
-        private String url;
-
-        /** Connect and read timeout of Redis calls. */
-        private Duration timeout;
-
-        /** User name for Redis ACL authentication; a user in the URL takes precedence. */
-        private String username;
-
-        /** Password for Redis authentication; a password in the URL takes precedence. */
-        private String password;
-
-        /** Whether to use TLS (a rediss:// URL turns it on too). */
-        private boolean ssl;
-
-        /** Name of the SSL bundle (spring.ssl.bundle.*) for TLS: trust material and client certificate; turns TLS on. */
-        private String sslBundle;
-
-        /**
-         * Whether a TLS connection checks that the server certificate names the host connected to (its
-         * subject alternative names); switch off only for servers whose certificates cannot match.
-         */
-        private boolean sslVerifyHostname = true;
-
-        /** Prepended to every Redis key and channel (default dlock:); must not contain braces (they would break the hash tag). */
-        private String keyPrefix;
-
-        /**
-         * How long a fair waiter (fair = true) or a writer waiting for readers keeps its place without asking again
-         * (default 3 s): the longest a waiter whose JVM died delays the others. Give every instance the same value.
-         */
-        private Duration fairWaiterTimeout;
-
-        /**
-         * Whether lock and unlock scripts that several threads send at the same moment share one pipeline per
-         * Redis node (one write and one read for all of them); a lone call goes straight through. On by default.
-         */
-        private boolean coalesceRoundTrips = true;
-
-        private final Sentinel sentinel = new Sentinel();
-        private final Cluster cluster = new Cluster();
-        private final Redlock redlock = new Redlock();
-
-        /** Whether concurrent scripts to one node share a pipeline. */
-        public boolean isCoalesceRoundTrips() {
-            return coalesceRoundTrips;
-        }
-
-        /** Sets whether concurrent scripts to one node share a pipeline. */
-        public void setCoalesceRoundTrips(boolean coalesceRoundTrips) {
-            this.coalesceRoundTrips = coalesceRoundTrips;
-        }
-
-        /** How long a silent fair waiter keeps its place, or null for the store's default. */
-        public Duration getFairWaiterTimeout() {
-            return fairWaiterTimeout;
-        }
-
-        /** Sets how long a silent fair waiter keeps its place. */
-        public void setFairWaiterTimeout(Duration fairWaiterTimeout) {
-            this.fairWaiterTimeout = fairWaiterTimeout;
-        }
-
-        /** The prefix of every Redis key and channel, or null for the default. */
-        public String getKeyPrefix() {
-            return keyPrefix;
-        }
-
-        /** Sets the prefix of every Redis key and channel. */
-        public void setKeyPrefix(String keyPrefix) {
-            this.keyPrefix = keyPrefix;
-        }
-
-        /** The Redis URL, or null. */
-        public String getUrl() {
-            return url;
-        }
-
-        /** Sets the Redis URL. */
-        public void setUrl(String url) {
-            this.url = url;
-        }
-
-        /** The connect and read timeout, or null for the client's default. */
-        public Duration getTimeout() {
-            return timeout;
-        }
-
-        /** Sets the connect and read timeout. */
-        public void setTimeout(Duration timeout) {
-            this.timeout = timeout;
-        }
-
-        /** The ACL user name, or null. */
-        public String getUsername() {
-            return username;
-        }
-
-        /** Sets the ACL user name. */
-        public void setUsername(String username) {
-            this.username = username;
-        }
-
-        /** The password, or null. */
-        public String getPassword() {
-            return password;
-        }
-
-        /** Sets the password. */
-        public void setPassword(String password) {
-            this.password = password;
-        }
-
-        /** Whether TLS is used. */
-        public boolean isSsl() {
-            return ssl;
-        }
-
-        /** Switches TLS on or off. */
-        public void setSsl(boolean ssl) {
-            this.ssl = ssl;
-        }
-
-        /** The SSL bundle's name, or null. */
-        public String getSslBundle() {
-            return sslBundle;
-        }
-
-        /** Sets the SSL bundle's name. */
-        public void setSslBundle(String sslBundle) {
-            this.sslBundle = sslBundle;
-        }
-
-        /** Whether TLS connections verify the server's host name against its certificate. */
-        public boolean isSslVerifyHostname() {
-            return sslVerifyHostname;
-        }
-
-        /** Switches host name verification of TLS connections on or off. */
-        public void setSslVerifyHostname(boolean sslVerifyHostname) {
-            this.sslVerifyHostname = sslVerifyHostname;
-        }
-
-        /** The Sentinel settings. */
-        public Sentinel getSentinel() {
-            return sentinel;
-        }
-
-        /** The Cluster settings. */
-        public Cluster getCluster() {
-            return cluster;
-        }
-
-        /** The Redlock settings. */
-        public Redlock getRedlock() {
-            return redlock;
-        }
-    }
-
-    /** {@code dlock.redis.sentinel.*}: a Redis master found through Sentinel. */
-    public static class Sentinel {
-
-        /** Name of the master the sentinels monitor. */
-        private String master;
-
-        /** The sentinels, as host:port. */
-        private List<String> nodes = new ArrayList<>();
-
-        /** User name for authenticating with the sentinels themselves. */
-        private String username;
-
-        /** Password for authenticating with the sentinels themselves. */
-        private String password;
-
-        /** The master's name, or null. */
-        public String getMaster() {
-            return master;
-        }
-
-        /** Sets the master's name. */
-        public void setMaster(String master) {
-            this.master = master;
-        }
-
-        /** The sentinels as host:port. */
-        public List<String> getNodes() {
-            return nodes;
-        }
-
-        /** Sets the sentinels, each host:port. */
-        public void setNodes(List<String> nodes) {
-            this.nodes = nodes;
-        }
-
-        /** The sentinels' user name, or null. */
-        public String getUsername() {
-            return username;
-        }
-
-        /** Sets the sentinels' user name. */
-        public void setUsername(String username) {
-            this.username = username;
-        }
-
-        /** The sentinels' password, or null. */
-        public String getPassword() {
-            return password;
-        }
-
-        /** Sets the sentinels' password. */
-        public void setPassword(String password) {
-            this.password = password;
-        }
-    }
-
-    /** {@code dlock.redis.redlock.*}: the Redlock algorithm over independent Redis masters. */
-    public static class Redlock {
-
-        /** redis:// or rediss:// URLs of at least 3 independent masters (not replicas of each other). */
-        private List<String> nodes = new ArrayList<>();
-
-        /** The masters' URLs. */
-        public List<String> getNodes() {
-            return nodes;
-        }
-
-        /** Sets the masters' URLs, each redis:// or rediss://. */
-        public void setNodes(List<String> nodes) {
-            this.nodes = nodes;
-        }
-    }
-
-    /** {@code dlock.redis.cluster.*}: a Redis Cluster. */
-    public static class Cluster {
-
-        /** Seed nodes of the cluster, as host:port; the others are discovered. */
-        private List<String> nodes = new ArrayList<>();
-
-        /** The seed nodes as host:port. */
-        public List<String> getNodes() {
-            return nodes;
-        }
-
-        /** Sets the seed nodes, each host:port. */
-        public void setNodes(List<String> nodes) {
-            this.nodes = nodes;
         }
     }
 

@@ -24,7 +24,12 @@ final class EarlyPropertiesCheck implements BeanFactoryPostProcessor {
 
     /** The {@code dlock.*} values as the properties bean will be bound later. */
     static DistributedLockProperties dlock(Environment environment) {
-        return Binder.get(environment).bindOrCreate(DistributedLockProperties.PREFIX, DistributedLockProperties.class);
+        return bind(environment, DistributedLockProperties.PREFIX, DistributedLockProperties.class);
+    }
+
+    /** The values under {@code prefix} as the properties bean of {@code type} will be bound later (a store's own settings). */
+    static <T> T bind(Environment environment, String prefix, Class<T> type) {
+        return Binder.get(environment).bindOrCreate(prefix, type);
     }
 
     @Override

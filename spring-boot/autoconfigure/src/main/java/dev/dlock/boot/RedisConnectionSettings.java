@@ -53,7 +53,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     enum Mode { STANDALONE, SENTINEL, CLUSTER }
 
     private static final String SPRING_DATA_REDIS = "spring.data.redis";
-    private static final String DLOCK_REDIS = DistributedLockProperties.PREFIX + ".redis";
+    private static final String DLOCK_REDIS = RedisStoreProperties.PREFIX;
     /** The source of a connection no setting names. */
     private static final String DEFAULT_SOURCE = "the default (neither dlock.redis.* nor spring.data.redis.* names a server)";
     private static final String DEFAULT_HOST = "localhost";
@@ -67,7 +67,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
      * timeouts and answers null when there are none), else {@code spring.data.redis.*}. Credentials and
      * the SSL bundle set under {@code dlock.redis.*} apply to the connection details too.
      */
-    static RedisConnectionSettings resolve(DistributedLockProperties.Redis dlock, Binder binder,
+    static RedisConnectionSettings resolve(RedisStoreProperties dlock, Binder binder,
                                            BiFunction<Duration, Duration, RedisConnectionSettings> connectionDetails) {
         Checked checked = Checked.of(dlock);
         if (checked.isConfigured()) {
@@ -87,8 +87,8 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 sslBundle != null ? null : details.detailsSslBundle, dlock.isSslVerifyHostname());
     }
 
-    private static RedisConnectionSettings fromDlock(DistributedLockProperties.Redis redis, Checked checked) {
-        DistributedLockProperties.Sentinel sentinel = redis.getSentinel();
+    private static RedisConnectionSettings fromDlock(RedisStoreProperties redis, Checked checked) {
+        RedisStoreProperties.Sentinel sentinel = redis.getSentinel();
         if (sentinel.getMaster() != null) {
             return new RedisConnectionSettings(DLOCK_REDIS, Mode.SENTINEL, hostsAndPorts(checked.sentinelNodes()),
                     sentinel.getMaster(), redis.getUsername(), redis.getPassword(), 0, redis.isSsl(),
@@ -105,7 +105,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     }
 
     /** Boot's own precedence: sentinel, then cluster, then url, then host and port. */
-    private static RedisConnectionSettings fromSpringData(Binder binder, DistributedLockProperties.Redis dlock) {
+    private static RedisConnectionSettings fromSpringData(Binder binder, RedisStoreProperties dlock) {
         String username = firstNonNull(dlock.getUsername(), string(binder, "username"));
         String password = firstNonNull(dlock.getPassword(), string(binder, "password"));
         String bundle = string(binder, "ssl.bundle");
@@ -160,7 +160,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
      * One standalone client per master of {@code dlock.redis.redlock.nodes}; credentials in a URL win
      * over the shared ones. How many masters Redlock needs is the Redlock builder's rule.
      */
-    static RedlockClients createRedlockClients(DistributedLockProperties.Redis redis,
+    static RedlockClients createRedlockClients(RedisStoreProperties redis,
                                                Function<String, SslBundle> sslBundles) {
         Checked checked = Checked.of(redis);
         List<UnifiedJedis> clients = new ArrayList<>();
@@ -180,7 +180,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     private record Checked(String url, List<String> sentinelNodes, List<String> clusterNodes, List<String> redlockNodes,
                            boolean sentinelSet) {
 
-        static Checked of(DistributedLockProperties.Redis redis) {
+        static Checked of(RedisStoreProperties redis) {
             Duration timeout = redis.getTimeout();
             if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
                 throw DistributedLockStartupException.invalid(DLOCK_REDIS + ".timeout", "must be positive, was "
@@ -237,7 +237,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
      * Checks the {@code dlock.redis.*} values on their own and together, without connecting; for the
      * check before any bean is created.
      */
-    static void check(DistributedLockProperties.Redis redis) {
+    static void check(RedisStoreProperties redis) {
         Checked.of(redis);
     }
 
@@ -394,7 +394,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
     }
 
     /** {@code dlock.redis.ssl-bundle=name} when that property is set, otherwise null. */
-    private static String dlockBundle(DistributedLockProperties.Redis redis) {
+    private static String dlockBundle(RedisStoreProperties redis) {
         String bundle = redis.getSslBundle();
         return bundle == null || bundle.isBlank() ? null : DLOCK_REDIS + ".ssl-bundle=" + bundle.trim();
     }

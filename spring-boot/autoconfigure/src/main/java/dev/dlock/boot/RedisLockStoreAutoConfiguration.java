@@ -44,7 +44,7 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 @ConditionalOnClass({RedisLockBackend.class, UnifiedJedis.class})
 @ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
 @Conditional(StoreCondition.Redis.class)
-@EnableConfigurationProperties(DistributedLockProperties.class)
+@EnableConfigurationProperties({DistributedLockProperties.class, RedisStoreProperties.class})
 public class RedisLockStoreAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockStoreAutoConfiguration.class);
@@ -55,19 +55,20 @@ public class RedisLockStoreAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean({LockBackend.class, RedlockClients.class})
     @Conditional(RedlockCondition.class)
-    public RedlockClients dlockRedlockClients(DistributedLockProperties properties, ObjectProvider<SslBundles> sslBundles) {
-        log.info("dlock locks with Redlock over {} masters", properties.getRedis().getRedlock().getNodes().size());
+    public RedlockClients dlockRedlockClients(RedisStoreProperties redis, ObjectProvider<SslBundles> sslBundles) {
+        log.info("dlock locks with Redlock over {} masters", redis.getRedlock().getNodes().size());
         JedisGeneration.requireSupported();
-        return RedisConnectionSettings.createRedlockClients(properties.getRedis(), sslBundles(sslBundles));
+        return RedisConnectionSettings.createRedlockClients(redis, sslBundles(sslBundles));
     }
 
     /** The Redlock store over independent masters, when {@code dlock.redis.redlock.nodes} is set. */
     @Bean(name = REDLOCK_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.class)
-    public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties) {
-        RedlockBackend.Builder builder = set(PREFIX + ".redis.redlock.nodes", () -> RedlockBackend.builder(clients.clients()));
-        applyKeyPrefix(properties, builder::keyPrefix);
+    public RedlockBackend dlockRedlockBackend(RedlockClients clients, DistributedLockProperties properties,
+                                              RedisStoreProperties redis) {
+        RedlockBackend.Builder builder = set(RedisStoreProperties.PREFIX + ".redlock.nodes", () -> RedlockBackend.builder(clients.clients()));
+        applyKeyPrefix(properties, redis, builder::keyPrefix);
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         return builder.build();
     }
@@ -79,11 +80,11 @@ public class RedisLockStoreAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = DlockRedisClient.BEAN_NAME, annotation = DlockRedisClient.class)
     @Conditional(RedlockCondition.Not.class)
-    RedisConnectionSettings dlockRedisConnectionSettings(DistributedLockProperties properties, Environment environment,
+    RedisConnectionSettings dlockRedisConnectionSettings(RedisStoreProperties redis, Environment environment,
                                                          ListableBeanFactory beans) {
         boolean detailsPresent = ClassUtils.isPresent(RedisConnectionDetailsReader.DETAILS_CLASS,
                 RedisLockStoreAutoConfiguration.class.getClassLoader());
-        return RedisConnectionSettings.resolve(properties.getRedis(), Binder.get(environment),
+        return RedisConnectionSettings.resolve(redis, Binder.get(environment),
                 (connectTimeout, readTimeout) -> detailsPresent
                         ? RedisConnectionDetailsReader.read(beans, connectTimeout, readTimeout) : null);
     }
@@ -116,15 +117,16 @@ public class RedisLockStoreAutoConfiguration {
     @Bean(name = REDIS_BACKEND, destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
     @Conditional(RedlockCondition.Not.class)
-    public RedisLockBackend dlockLockBackend(@DlockRedisClient UnifiedJedis redis, DistributedLockProperties properties) {
-        RedisLockBackend.Builder builder = RedisLockBackend.builder(redis);
-        applyKeyPrefix(properties, builder::keyPrefix);
+    public RedisLockBackend dlockLockBackend(@DlockRedisClient UnifiedJedis client, DistributedLockProperties properties,
+                                             RedisStoreProperties redis) {
+        RedisLockBackend.Builder builder = RedisLockBackend.builder(client);
+        applyKeyPrefix(properties, redis, builder::keyPrefix);
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
-        Duration fairWaiterTimeout = properties.getRedis().getFairWaiterTimeout();
+        Duration fairWaiterTimeout = redis.getFairWaiterTimeout();
         if (fairWaiterTimeout != null) {
-            set(PREFIX + ".redis.fair-waiter-timeout", () -> builder.fairWaiterTimeout(fairWaiterTimeout));
+            set(RedisStoreProperties.PREFIX + ".fair-waiter-timeout", () -> builder.fairWaiterTimeout(fairWaiterTimeout));
         }
-        builder.coalesceRoundTrips(properties.getRedis().isCoalesceRoundTrips());
+        builder.coalesceRoundTrips(redis.isCoalesceRoundTrips());
         return builder.build();
     }
 
@@ -137,7 +139,7 @@ public class RedisLockStoreAutoConfiguration {
         return new EarlyPropertiesCheck(beanFactory -> {
             // A condition on this method would see the stores declared above, and decide on them instead.
             if (beanFactory.containsBeanDefinition(REDIS_BACKEND) || beanFactory.containsBeanDefinition(REDLOCK_BACKEND)) {
-                RedisConnectionSettings.check(EarlyPropertiesCheck.dlock(environment).getRedis());
+                RedisConnectionSettings.check(EarlyPropertiesCheck.bind(environment, RedisStoreProperties.PREFIX, RedisStoreProperties.class));
             }
         });
     }
@@ -194,15 +196,15 @@ public class RedisLockStoreAutoConfiguration {
      * deprecated {@code dlock.key-prefix}, else the builder's default; a refused value names the property used.
      */
     @SuppressWarnings("removal")
-    private static void applyKeyPrefix(DistributedLockProperties properties, Function<String, ?> keyPrefix) {
-        String redisPrefix = properties.getRedis().getKeyPrefix();
+    private static void applyKeyPrefix(DistributedLockProperties properties, RedisStoreProperties redis, Function<String, ?> keyPrefix) {
+        String redisPrefix = redis.getKeyPrefix();
         if (redisPrefix != null) {
-            set(PREFIX + ".redis.key-prefix", () -> keyPrefix.apply(redisPrefix));
+            set(RedisStoreProperties.PREFIX + ".key-prefix", () -> keyPrefix.apply(redisPrefix));
             return;
         }
         String deprecated = properties.getKeyPrefix();
         if (deprecated != null) {
-            log.warn("{}.key-prefix is deprecated; use {}.redis.key-prefix", PREFIX, PREFIX);
+            log.warn("{}.key-prefix is deprecated; use {}.key-prefix", PREFIX, RedisStoreProperties.PREFIX);
             set(PREFIX + ".key-prefix", () -> keyPrefix.apply(deprecated));
         }
     }

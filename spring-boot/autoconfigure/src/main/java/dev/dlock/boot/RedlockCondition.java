@@ -11,7 +11,7 @@ import java.util.List;
 /** Matches when {@code dlock.redis.redlock.nodes} lists at least one node (as a YAML list or comma-separated). */
 class RedlockCondition implements Condition {
 
-    static final String NODES = DistributedLockProperties.PREFIX + ".redis.redlock.nodes";
+    static final String NODES = RedisStoreProperties.PREFIX + ".redlock.nodes";
 
     @Override
     public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {

@@ -65,6 +65,7 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
         Binder binder = Binder.get(environment);
         Recorder recorder = new Recorder();
         binder.bind(DLOCK, Bindable.of(DistributedLockProperties.class), recorder);
+        binder.bind(RedisStoreProperties.PREFIX, Bindable.of(RedisStoreProperties.class), recorder);
         binder.bind(ZooKeeperStoreProperties.PREFIX, Bindable.of(ZooKeeperStoreProperties.class), recorder);
         if (JDBC_PRESENT) {
             binder.bind(JdbcStoreProperties.PREFIX, Bindable.of(JdbcStoreProperties.class), recorder);

@@ -4,6 +4,7 @@ import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -194,6 +195,11 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public Optional<SessionLeases> sessionLeases() {
         return delegate.sessionLeases();
+    }
+
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return delegate.holderInspection();
     }
 
     @Override

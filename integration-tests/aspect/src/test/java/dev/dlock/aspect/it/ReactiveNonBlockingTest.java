@@ -35,8 +35,8 @@ class ReactiveNonBlockingTest {
     private static final int KEYS = 10;
     /** The engine's methods in which a caller's thread waits for a lock. */
     private static final List<String> WAITING_METHODS = List.of(
-            "dev.dlock.core.KeyGate.enter", "dev.dlock.core.KeyGate.awaitSignal",
-            "dev.dlock.core.LockManager.acquireInStore", "dev.dlock.core.LockManager.acquireThroughGate");
+            "dev.dlock.core.KeyGate.enter", "dev.dlock.core.KeyGate.awaitNotices",
+            "dev.dlock.core.Acquisition.block", "dev.dlock.core.Acquisition.enterTurn");
 
     /** A reactive service whose sections per key must never overlap. */
     public static class Inventory {

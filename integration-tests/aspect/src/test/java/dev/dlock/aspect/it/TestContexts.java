@@ -3,7 +3,6 @@ package dev.dlock.aspect.it;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.redis.SharedRedis;
 import dev.dlock.aspect.EnableDistributedLocks;
-import dev.dlock.core.LockListener;
 import dev.dlock.core.LockManager;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -14,12 +13,9 @@ import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
 
-/** Spring contexts over the shared real Redis. */
+/** Spring contexts over the shared real Redis, for the tests that need Redis itself (the aspect's own tests run in aspect-runtime on the in-memory store). */
 final class TestContexts {
 
     private TestContexts() {
@@ -44,40 +40,13 @@ final class TestContexts {
         return context;
     }
 
-    /** A lock manager of its own over the same Redis: "another JVM" for holding keys against the one under test. */
-    static LockManager otherJvm(UnifiedJedis client) {
-        return LockManager.builder(RedisLockBackend.builder(client).build()).leaseTime(Duration.ofSeconds(5)).watchdogThreadName("other-jvm-watchdog").build();
-    }
-
-    /** Counts acquisition attempts per lock name, so tests can wait until every caller is queued. */
-    static final class AttemptCounter implements LockListener {
-        private final Map<String, CountDownLatch> latches = new ConcurrentHashMap<>();
-        private final Set<String> ignored = ConcurrentHashMap.newKeySet();
-
-        CountDownLatch expect(String lockName, int attempts) {
-            CountDownLatch latch = new CountDownLatch(attempts);
-            latches.put(lockName, latch);
-            return latch;
-        }
-
-        @Override
-        public void onAcquireAttempt(String lockName, String key) {
-            CountDownLatch latch = latches.get(lockName);
-            if (latch != null) {
-                latch.countDown();
-            } else {
-                ignored.add(lockName);
-            }
-        }
-    }
-
     /** The aspect with its default order. */
     @Configuration(proxyBeanMethods = false)
     @EnableDistributedLocks
     static class DefaultLocking {
     }
 
-    /** The lock manager, its Redis client and the listener. */
+    /** The lock manager and its Redis client. */
     @Configuration(proxyBeanMethods = false)
     @EnableAspectJAutoProxy(proxyTargetClass = true)
     static class LockInfrastructure {
@@ -88,15 +57,9 @@ final class TestContexts {
         }
 
         @Bean
-        AttemptCounter attemptCounter() {
-            return new AttemptCounter();
-        }
-
-        @Bean
-        LockManager lockManager(UnifiedJedis redisClient, AttemptCounter attemptCounter) {
+        LockManager lockManager(UnifiedJedis redisClient) {
             return LockManager.builder(RedisLockBackend.builder(redisClient).build())
                     .leaseTime(Duration.ofSeconds(3))
-                    .listener(attemptCounter)
                     .build();
         }
     }

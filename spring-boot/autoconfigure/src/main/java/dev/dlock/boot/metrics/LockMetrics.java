@@ -31,6 +31,15 @@ public final class LockMetrics {
     /** Description of {@link #LEASE_LOST}. */
     public static final String LEASE_LOST_DESCRIPTION = "Leases lost while their lock was held";
 
+    /**
+     * Counter: pairs of lock names that two call paths of this JVM nested in opposite orders (a potential deadlock),
+     * counted once per pair, tagged {@link #TAG_LOCK_NAME} and {@link #TAG_OTHER_LOCK_NAME} in alphabetical order.
+     */
+    public static final String LOCK_ORDER_INVERSIONS = "dlock.lock.order.inversions";
+    /** Description of {@link #LOCK_ORDER_INVERSIONS}. */
+    public static final String LOCK_ORDER_INVERSIONS_DESCRIPTION =
+            "Pairs of lock names nested in opposite orders by two call paths: a potential deadlock";
+
     /** Gauge: leases the watchdog renews now. */
     public static final String WATCHDOG_LEASES = "dlock.watchdog.leases";
     /** Description of {@link #WATCHDOG_LEASES}. */
@@ -44,6 +53,8 @@ public final class LockMetrics {
 
     /** Tag: the lock's static name (the annotation's name, or its default). */
     public static final String TAG_LOCK_NAME = "lock.name";
+    /** Tag: the second static lock name of a pair ({@link #LOCK_ORDER_INVERSIONS}). */
+    public static final String TAG_OTHER_LOCK_NAME = "other.lock.name";
     /** Tag: the outcome of an acquisition or renewal. */
     public static final String TAG_RESULT = "result";
 

@@ -79,6 +79,17 @@ public final class MicrometerLockListener implements LockListener {
         meters(lockName).leaseLost.increment();
     }
 
+    /** Counts a pair of lock names nested in opposite orders (reported once per pair). */
+    @Override
+    public void onLockOrderInversion(String lockName, String otherLockName) {
+        Counter.builder(LockMetrics.LOCK_ORDER_INVERSIONS)
+                .description(LockMetrics.LOCK_ORDER_INVERSIONS_DESCRIPTION)
+                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
+                .tag(LockMetrics.TAG_OTHER_LOCK_NAME, otherLockName)
+                .register(registry)
+                .increment();
+    }
+
     private NameMeters meters(String lockName) {
         NameMeters meters = byName.get(lockName);
         return meters != null ? meters : byName.computeIfAbsent(lockName, this::register);

@@ -1,0 +1,18 @@
+package dev.dlock.fencing;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks the {@code long} field of a JPA entity that holds the last fencing token the row accepted;
+ * {@link JpaFencing#fence} checks it in the database and sets it to the holder's token. The field must be
+ * a persistent attribute (a column, BIGINT) of the entity, accessed by field.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.FIELD)
+public @interface FencingToken {
+}

@@ -1,0 +1,139 @@
+package dev.dlock.aspect;
+
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockNotAcquiredException;
+import dev.dlock.core.LockManager;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import reactor.core.publisher.Mono;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A thread that holds a key keeps re-entering it after handing an async locked call on the same
+ * key its own hold, and an async call re-enters during its synchronous part.
+ */
+class AsyncReentryTest {
+
+    /** Methods on one lock name, so that they share a key for the same id. */
+    public static class Reentry {
+
+        /** Runs {@code body} while holding the key. */
+        @DistributedLock(name = "reentry", key = "#id")
+        public <T> T holding(String id, Supplier<T> body) {
+            return body.get();
+        }
+
+        /** Does not wait: only re-entry (or a free key) lets it run. */
+        @DistributedLock(name = "reentry", key = "#id", waitTime = "0")
+        public String tryOnce(String id) {
+            return "re-entered";
+        }
+
+        /** Holds the key until {@code work} completes. */
+        @DistributedLock(name = "reentry", key = "#id")
+        public CompletableFuture<String> async(String id, CompletableFuture<String> work) {
+            return work;
+        }
+
+        /** Calls {@code body} synchronously, in the method itself, while subscribing. */
+        @DistributedLock(name = "reentry", key = "#id")
+        public Mono<String> mono(String id, Supplier<String> body) {
+            return Mono.just(body.get());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Services {
+        @Bean
+        Reentry reentry() {
+            return new Reentry();
+        }
+    }
+
+    private static AnnotationConfigApplicationContext context;
+    private static Reentry service;
+    private static LockManager otherJvm;
+    private String id;
+
+    @BeforeAll
+    static void start() {
+        context = TestContexts.start(Services.class);
+        service = context.getBean(Reentry.class);
+        otherJvm = TestContexts.otherJvm();
+    }
+
+    @AfterAll
+    static void stop() {
+        context.close();
+        otherJvm.close();
+    }
+
+    @BeforeEach
+    void freshKey() {
+        id = UUID.randomUUID().toString();
+    }
+
+    private boolean heldInStore() {
+        Optional<LockHandle> handle = otherJvm.tryAcquire("reentry:" + id);
+        handle.ifPresent(LockHandle::close);
+        return handle.isEmpty();
+    }
+
+    @Test
+    void anAsyncCallInsideAHeldKeyLeavesTheOuterThreadItsReentry() throws Exception {
+        CompletableFuture<String> work = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<String>> pending = new AtomicReference<>();
+
+        String afterTheAsyncCall = service.holding(id, () -> {
+            pending.set(service.async(id, work));
+            return service.tryOnce(id);
+        });
+
+        assertThat(afterTheAsyncCall).as("the outer holder re-enters after the async call on its key").isEqualTo("re-entered");
+        assertThat(heldInStore()).as("the pending async call still holds the key after the outer one returned").isTrue();
+        work.complete("done");
+        assertThat(pending.get().get(5, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(heldInStore()).as("released once the async work completed").isFalse();
+    }
+
+    /** Once the outer holder returned, the key belongs to the pending async call alone: the thread does not re-enter it. */
+    @Test
+    void theOuterThreadNoLongerReentersAKeyOnlyAPendingAsyncCallHolds() throws Exception {
+        CompletableFuture<String> work = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<String>> pending = new AtomicReference<>();
+        service.holding(id, () -> {
+            pending.set(service.async(id, work));
+            return "outer done";
+        });
+
+        assertThatThrownBy(() -> service.tryOnce(id)).as("the thread's call while only the async call holds the key")
+                .isInstanceOf(LockNotAcquiredException.class);
+        work.complete("done");
+        assertThat(pending.get().get(5, TimeUnit.SECONDS)).isEqualTo("done");
+        assertThat(service.tryOnce(id)).isEqualTo("re-entered");
+    }
+
+    @Test
+    void aMonoBodyReentersItsOwnKey() {
+        String inside = service.mono(id, () -> service.tryOnce(id)).block(Duration.ofSeconds(5));
+
+        assertThat(inside).as("a locked call made by the Mono method's body re-enters its key").isEqualTo("re-entered");
+        assertThat(heldInStore()).as("released when the Mono completed").isFalse();
+    }
+}

@@ -1,0 +1,359 @@
+package dev.dlock.aspect;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.OnFailure;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.core.env.MapPropertySource;
+
+import javax.tools.JavaCompiler;
+import javax.tools.ToolProvider;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/** A bad annotation fails the context start, naming class, method and attribute. */
+class StartupValidationTest {
+
+    public static class BadSpel {
+        @DistributedLock(key = "#id +")
+        public void run(String id) {
+        }
+    }
+
+    public static class UnknownParameter {
+        @DistributedLock(key = "#orderId")
+        public void run(String id) {
+        }
+    }
+
+    public static class IndexOutOfRange {
+        @DistributedLock(key = "#p2")
+        public void run(String id) {
+        }
+    }
+
+    public static class UnknownBean {
+        @DistributedLock(key = "@nowhere.keyFor(#id)")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadCondition {
+        @DistributedLock(key = "#id", condition = "#id ==")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadAbortIf {
+        @DistributedLock(key = "#id", abortIf = "#nope")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadWaitTime {
+        @DistributedLock(key = "#id", waitTime = "soon")
+        public void run(String id) {
+        }
+    }
+
+    public static class BadLeaseTime {
+        @DistributedLock(key = "#id", leaseTime = "5 parsecs")
+        public void run(String id) {
+        }
+    }
+
+    public static class ZeroLeaseTime {
+        @DistributedLock(key = "#id", leaseTime = "0")
+        public void run(String id) {
+        }
+    }
+
+    public static class TenMillisecondLease {
+        @DistributedLock(key = "#id", leaseTime = "10ms")
+        public void run(String id) {
+        }
+    }
+
+    public static class LockAtLeastForBeyondLease {
+        @DistributedLock(key = "#id", leaseTime = "1m", lockAtLeastFor = "2m")
+        public void run(String id) {
+        }
+    }
+
+    public static class MissingPlaceholder {
+        @DistributedLock(key = "#id", waitTime = "${no.such.property}")
+        public void run(String id) {
+        }
+    }
+
+    public static class NoKey {
+        @DistributedLock
+        public void run(String id) {
+        }
+    }
+
+    public static class KeyAndKeys {
+        @DistributedLock(key = "#id", keys = {"#id"})
+        public void run(String id) {
+        }
+    }
+
+    public static class MissingFallback {
+        @DistributedLock(key = "#id", onFailure = OnFailure.FALLBACK, fallback = "nowhere")
+        public String run(String id) {
+            return id;
+        }
+    }
+
+    public static class FallbackWrongParameters {
+        @DistributedLock(key = "#id", onFailure = OnFailure.FALLBACK, fallback = "other")
+        public String run(String id) {
+            return id;
+        }
+
+        public String other(long id) {
+            return "x";
+        }
+    }
+
+    public static class FallbackWrongReturnType {
+        @DistributedLock(key = "#id", onFailure = OnFailure.FALLBACK, fallback = "other")
+        public String run(String id) {
+            return id;
+        }
+
+        public Integer other(String id) {
+            return 1;
+        }
+    }
+
+    public static class FallbackWithoutStrategy {
+        @DistributedLock(key = "#id", fallback = "other")
+        public String run(String id) {
+            return id;
+        }
+
+        public String other(String id) {
+            return id;
+        }
+    }
+
+    public static class FallbackStrategyWithoutFallback {
+        @DistributedLock(key = "#id", onFailure = OnFailure.FALLBACK)
+        public String run(String id) {
+            return id;
+        }
+    }
+
+    public static class PrivateLockedMethod {
+        public void run(String id) {
+            locked(id);
+        }
+
+        @DistributedLock(key = "#id")
+        private void locked(String id) {
+        }
+    }
+
+    public static class StaticLockedMethod {
+        @DistributedLock(key = "#id")
+        public static void locked(String id) {
+        }
+    }
+
+    public static class FinalLockedMethod {
+        @DistributedLock(key = "#id")
+        public final void locked(String id) {
+        }
+    }
+
+    /** Calls its own locked method through {@code this} (bypassing the proxy), and once through the proxy it was given. */
+    public static class SelfInvoking {
+        private SelfInvoking self;
+
+        public void shipAll(List<String> ids) {
+            for (String id : ids) {
+                ship(id.trim());
+            }
+        }
+
+        public void shipThroughTheProxy(String id) {
+            self.ship(id);
+        }
+
+        @DistributedLock(key = "#id")
+        public void ship(String id) {
+        }
+
+        @DistributedLock(key = "#id")
+        public void onlyCalledFromOutside(String id) {
+        }
+    }
+
+    static Stream<Arguments> unreachableThroughAProxy() {
+        return Stream.of(
+                Arguments.of(PrivateLockedMethod.class, "private"),
+                Arguments.of(StaticLockedMethod.class, "static"),
+                Arguments.of(FinalLockedMethod.class, "final"));
+    }
+
+    /** A Spring proxy cannot intercept these: the method would run without its lock, so the start fails naming it. */
+    @ParameterizedTest(name = "{1}")
+    @MethodSource("unreachableThroughAProxy")
+    void aLockedMethodAProxyCannotInterceptFailsTheStart(Class<?> beanClass, String modifier) {
+        Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean(beanClass);
+        }).close());
+        assertThat(findLockAnnotationException(failure).getMessage())
+                .contains(beanClass.getName() + ".locked(String)")
+                .contains("it is " + modifier)
+                .contains("cannot be intercepted by a Spring proxy")
+                .contains("make it a public, non-static, non-final method, or use AspectJ weaving")
+                .contains("docs/annotation.md#without-spring-aop-compile-time-weaving");
+    }
+
+    /** A locked method called through {@code this} runs unlocked under a proxy: one warning per method, naming the callers. */
+    @Test
+    void selfInvocationOfALockedMethodIsWarnedOnceAtStartup() {
+        Logger logger = (Logger) LoggerFactory.getLogger(DistributedLockAnnotationValidator.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            TestContexts.start(context -> {
+                context.register(TestContexts.DefaultLocking.class);
+                context.registerBean(SelfInvoking.class);
+            }).close();
+        } finally {
+            logger.detachAppender(logged);
+        }
+        List<String> warnings = logged.list.stream().filter(event -> event.getLevel() == Level.WARN)
+                .map(ILoggingEvent::getFormattedMessage).toList();
+        assertThat(warnings).as("WARN lines of the validator").hasSize(1);
+        assertThat(warnings.get(0))
+                .contains(SelfInvoking.class.getName() + ".ship(String)")
+                .contains("shipAll(List)")
+                .doesNotContain("shipThroughTheProxy")
+                .doesNotContain("onlyCalledFromOutside")
+                .contains("runs without the lock")
+                .contains("docs/annotation.md#without-spring-aop-compile-time-weaving");
+    }
+
+    static Stream<Arguments> badAnnotations() {
+        return Stream.of(
+                Arguments.of(BadSpel.class, "key", "does not parse"),
+                Arguments.of(UnknownParameter.class, "key", "'#orderId', which is not a parameter; the parameters are [id]"),
+                Arguments.of(IndexOutOfRange.class, "key", "'#p2' but the method has 1 parameter"),
+                Arguments.of(UnknownBean.class, "key", "bean 'nowhere', which does not exist"),
+                Arguments.of(BadCondition.class, "condition", "does not parse"),
+                Arguments.of(BadAbortIf.class, "abortIf", "'#nope', which is not a parameter"),
+                Arguments.of(BadWaitTime.class, "waitTime", "'soon' is not a duration"),
+                Arguments.of(BadLeaseTime.class, "leaseTime", "'5 parsecs' is not a duration"),
+                Arguments.of(ZeroLeaseTime.class, "leaseTime", "must be at least 30 ms, was PT0S"),
+                // The rule of dlock.lease-time and LockRequest.leaseTime: one rule for every lease.
+                Arguments.of(TenMillisecondLease.class, "leaseTime", "must be at least 30 ms, was PT0.01S"),
+                Arguments.of(LockAtLeastForBeyondLease.class, "lockAtLeastFor", "lockAtLeastFor (PT2M) must not exceed the fixed leaseTime (PT1M)"),
+                Arguments.of(MissingPlaceholder.class, "waitTime", "no.such.property"),
+                Arguments.of(NoKey.class, "key", "neither 'key' nor 'keys' is set"),
+                Arguments.of(KeyAndKeys.class, "key", "'key' and 'keys' are both set"),
+                Arguments.of(MissingFallback.class, "fallback", "no method nowhere(String"),
+                Arguments.of(FallbackWrongParameters.class, "fallback", "no method other(String"),
+                Arguments.of(FallbackWrongReturnType.class, "fallback", "returns java.lang.Integer"),
+                Arguments.of(FallbackWithoutStrategy.class, "fallback", "set onFailure = FALLBACK"),
+                Arguments.of(FallbackStrategyWithoutFallback.class, "fallback", "needs 'fallback'"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badAnnotations")
+    void aBadAnnotationFailsTheStartNamingClassMethodAndAttribute(Class<?> beanClass, String attribute, String why) {
+        Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean(beanClass);
+        }).close());
+        LockAnnotationException invalid = findLockAnnotationException(failure);
+        assertThat(invalid.getMessage())
+                .contains(beanClass.getName() + ".run(String)")
+                .contains("attribute '" + attribute + "'")
+                .contains(why);
+    }
+
+    @Test
+    void missingParameterNamesSayToCompileWithParameters() throws Exception {
+        Path dir = Files.createTempDirectory("dlock-no-parameters");
+        Path source = dir.resolve("NoParameterNames.java");
+        Files.writeString(source, """
+                package dlock.generated;
+                public class NoParameterNames {
+                    @dev.dlock.annotation.DistributedLock(key = "#order")
+                    public void run(String order) {
+                    }
+                }
+                """);
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        String annotations = Path.of(DistributedLock.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        int status = javac.run(null, null, null, "--release", "17", "-classpath", annotations, "-d", dir.toString(), source.toString());
+        assertThat(status).isZero();
+        try (URLClassLoader loader = new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
+            Class<?> compiledWithoutParameters = loader.loadClass("dlock.generated.NoParameterNames");
+            Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+                context.setClassLoader(loader);
+                context.register(TestContexts.DefaultLocking.class);
+                context.registerBean(compiledWithoutParameters);
+            }).close());
+            assertThat(findLockAnnotationException(failure).getMessage())
+                    .contains("dlock.generated.NoParameterNames.run(String)")
+                    .contains("attribute 'key'")
+                    .contains("compile with '-parameters'");
+        }
+    }
+
+    /** Without Boot, {@code @EnableDistributedLocks} reads dlock.abort-check-interval itself; LockRequest's rule names it. */
+    @ParameterizedTest(name = "dlock.abort-check-interval={0}")
+    @ValueSource(strings = {"0", "PT0S", "soon"})
+    void aBadAbortCheckIntervalFailsTheStartNamingTheProperty(String value) {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("test",
+                Map.of("dlock.abort-check-interval", value)));
+        context.register(TestContexts.LockInfrastructure.class, TestContexts.DefaultLocking.class);
+        Throwable failure = catchThrowable(context::refresh);
+        context.close();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        assertThat(messages).contains("dlock.abort-check-interval").contains(value);
+    }
+
+    @Test
+    void validAnnotationsStartFine() {
+        AnnotationConfigApplicationContext context = TestContexts.start(DistributedLockAspectTest.Services.class);
+        context.close();
+    }
+
+    private static LockAnnotationException findLockAnnotationException(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof LockAnnotationException invalid) {
+                return invalid;
+            }
+        }
+        throw new AssertionError("expected a LockAnnotationException, got " + failure, failure);
+    }
+}

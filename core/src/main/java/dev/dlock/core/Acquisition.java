@@ -1,0 +1,289 @@
+package dev.dlock.core;
+
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition of a key after its gate was entered, as non-blocking store attempts: each {@link #attempt} asks
+ * the store once and says what comes next. The blocking path ({@link #block}) parks its thread between attempts;
+ * {@link AsyncAcquisition} schedules the next one. So the local-turn rule (a fair lock takes no turn: it queues in
+ * the store, where the order across JVMs is kept), the hand-off, the late-grant check and the waiter bookkeeping
+ * exist once.
+ */
+final class Acquisition {
+
+    private static final Logger log = LoggerFactory.getLogger(Acquisition.class);
+    private static final long SUBSCRIBE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /** What follows one attempt. */
+    sealed interface Step {
+    }
+
+    /** The key is held; an exclusive lease owns this JVM's turn on the key until it is released. */
+    record Taken(Lease lease) implements Step {
+    }
+
+    /** Not acquired: the wait ran out, the abort condition held, or the thread was interrupted. */
+    record Refused(LockNotAcquiredException.Reason reason) implements Step {
+    }
+
+    /** Ask again after {@code nanos}, or as soon as the key's release notices reach {@code notices} in all. */
+    record Wait(long nanos, long notices) implements Step {
+    }
+
+    /** Ask again at once: just subscribed to release notices, or a grant came too late to keep. */
+    static final Step AGAIN = new Wait(0, 0);
+
+    private final LockManager manager;
+    private final LockRequest request;
+    private final String key;
+    private final long start = System.nanoTime();
+    final long deadline;
+    final KeyGate gate;
+    /** False for a fair lock: its waiters all wait in the store, which keeps their order across JVMs. */
+    final boolean takesTurn;
+    private final boolean watched;
+    private final long leaseMillis;
+    private final WaitPacing pacing = new WaitPacing();
+    /** Runs on every release notice for an acquisition that blocks no thread; null for a blocking one. */
+    private final Runnable waker;
+    private boolean ownsTurn;
+    /** The key a releasing holder passed on with the turn, until the next attempt records it (or {@link #giveUp} frees it). */
+    private KeyGate.HandOff handedOver;
+    private boolean subscribed;
+    private String owner;
+
+    /** Starts an acquisition of {@code key}: the listener is told, and the key's gate entered. */
+    Acquisition(LockManager manager, LockRequest request, String key, Runnable waker) {
+        this.manager = manager;
+        this.request = request;
+        this.key = key;
+        this.deadline = start + (request.waitTime() != null ? request.waitTime() : manager.defaultWaitTime()).toNanos();
+        this.waker = waker;
+        manager.listener.onAcquireAttempt(request.name(), key);
+        this.gate = manager.enterGate(request.kind(), key);
+        this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
+        this.watched = request.leaseTime() == null;
+        this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
+    }
+
+    /** The blocking acquisition: this JVM's turn, then store attempts until one ends it, the thread parked between them. */
+    Step block() {
+        Step step = null;
+        try {
+            step = takesTurn ? enterTurn() : AGAIN;
+            while (step instanceof Wait wait) {
+                gate.awaitNotices(wait.notices(), wait.nanos());
+                step = attempt();
+            }
+            return step;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
+        } finally {
+            if (!(step instanceof Taken)) {
+                giveUp();
+            }
+        }
+    }
+
+    /**
+     * Waits for this JVM's turn, keeping its arrival place; a key the releasing holder handed over with it is recorded by
+     * the next attempt. A turn granted to a waiter that left meanwhile is given back by {@link #giveUp}, with that key.
+     */
+    private Step enterTurn() {
+        BooleanSupplier abortIf = request.abortIf();
+        RuntimeException[] abortFailed = new RuntimeException[1];
+        BooleanSupplier checkedAbort = abortIf == null ? null : () -> {
+            try {
+                return abortIf.getAsBoolean();
+            } catch (RuntimeException e) {
+                abortFailed[0] = e;
+                return true;
+            }
+        };
+        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched);
+        if (turn.owned()) {
+            // Also when refused: a releasing holder reserved this waiter, and what it passed on is given back.
+            turnGranted(turn.handOff());
+        }
+        if (abortFailed[0] != null) {
+            throw abortFailed[0];
+        }
+        return turn.refusal() != null ? new Refused(turn.refusal()) : AGAIN;
+    }
+
+    /** This acquisition's place in the gate's queue, for one that must not block; null for a fair lock, which takes no turn. */
+    KeyGate.Waiter enterAsync() {
+        return takesTurn ? gate.enterAsync(leaseMillis, watched) : null;
+    }
+
+    /** The turn is ours, with the key if the releasing holder handed it over: the next attempt records it. */
+    void turnGranted(KeyGate.HandOff handOff) {
+        ownsTurn = takesTurn;
+        handedOver = handOff;
+    }
+
+    /** Asks the store once; never blocks, except a blocking acquisition's first wait for its release notices to flow. */
+    Step attempt() throws InterruptedException {
+        if (owner == null) {
+            // Before the abort check: a store that queues waiters is told when the acquisition stops trying.
+            owner = handedOver != null ? handedOver.owner() : manager.ownerTokens.next();
+        }
+        BooleanSupplier abortIf = request.abortIf();
+        if (abortIf != null && abortIf.getAsBoolean()) {
+            return new Refused(LockNotAcquiredException.Reason.ABORTED);
+        }
+        if (handedOver != null) {
+            return keepHandedOver();
+        }
+        long noticesSeen = gate.noticeCount();
+        manager.expectGrant(owner);
+        long sentAt = System.nanoTime();
+        AcquireResult result = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
+        if (result instanceof AcquireResult.Acquired acquired) {
+            Step step = held(acquired.fencingToken(), sentAt, 0);
+            return step == AGAIN && deadline - System.nanoTime() <= 0 ? new Refused(LockNotAcquiredException.Reason.TIMEOUT) : step;
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            // The store call saw the interrupt (a fan-out gives up and releases what it took).
+            return new Refused(LockNotAcquiredException.Reason.INTERRUPTED);
+        }
+        long remaining = deadline - System.nanoTime();
+        if (remaining <= 0) {
+            return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
+        }
+        if (!subscribed) {
+            // Subscribe, then try again at once: a release between our attempt and the
+            // subscription would otherwise go unnoticed until the lease ran out.
+            subscribed = true;
+            gate.subscribe(manager.notices, key, waker, waker == null ? Math.min(remaining, SUBSCRIBE_WAIT_NANOS) : 0);
+            return AGAIN;
+        }
+        AcquireResult.Held held = (AcquireResult.Held) result;
+        long pause = pacing.nextPauseNanos(gate.noticesActive(), TimeUnit.MILLISECONDS.toNanos(held.remainingTtlMillis()),
+                remaining, request);
+        // Fair waiters of one JVM all wait in the store at once: with w waiters ahead the turn comes after w + 1
+        // releases; one fewer in case a release came between reading the count and the store's answer.
+        return new Wait(pause, noticesSeen + (takesTurn ? 1 : Math.max(1, held.waitersAhead())));
+    }
+
+    /** Ends an acquisition that took the key: the listener is told, and the holder gets its handle. */
+    LeaseHandle taken(Lease lease) {
+        manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
+        return new LeaseHandle(lease, false);
+    }
+
+    /** Ends an acquisition that did not take the key (and gave up): leaves the gate, tells the listener; how long it waited. */
+    Duration failed(LockNotAcquiredException.Reason reason, Throwable error) {
+        manager.leaveGate(request.kind(), key, gate);
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        manager.listener.onAcquireFailed(request.name(), key, error != null ? LockListener.AcquireFailure.ERROR
+                : LockManager.failureOf(reason), waited, error);
+        return waited;
+    }
+
+    /**
+     * Records the key the releasing holder passed on in the store, unless the wait ran out meanwhile (an asynchronous
+     * waiter cannot leave the queue while a holder hands it the key); asks the store anew when it came too late.
+     */
+    private Step keepHandedOver() {
+        if (deadline - System.nanoTime() <= 0) {
+            return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
+        }
+        KeyGate.HandOff handOff = handedOver;
+        handedOver = null;
+        Step step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
+        if (step == AGAIN) {
+            owner = null;
+        }
+        return step;
+    }
+
+    /**
+     * Ends an acquisition that did not take the key: a key handed over to it is released, the store is told it stopped
+     * trying, and the turn is given back.
+     */
+    void giveUp() {
+        gate.stopWaking(waker);
+        if (handedOver != null) {
+            manager.releases.releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken());
+            handedOver = null;
+        }
+        if (owner != null) {
+            manager.withdrawQuietly(request.kind(), key, owner);
+        }
+        if (ownsTurn) {
+            ownsTurn = false;
+            gate.leave();
+        }
+    }
+
+    /**
+     * Records a grant of the store as a lease, unless it came too late ({@link #AGAIN}) or the abort condition holds. A
+     * shared lease gives this JVM's turn back at once; an exclusive one keeps it until released.
+     */
+    private Step held(long fencingToken, long sentAt, int handOffStreak) {
+        LockKind kind = request.kind();
+        boolean renewed = watched && !manager.sessionKept;
+        StoreNode node = renewed ? manager.renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
+        Lease lease = new Lease(manager, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
+                watched && manager.sessionKept, node, takesTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
+        lease.handOffStreak = handOffStreak;
+        if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
+            log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
+                    + "and no longer holds it for us; asking again", key, leaseMillis);
+            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            return AGAIN;
+        }
+        BooleanSupplier abortIf = request.abortIf();
+        boolean abort;
+        try {
+            abort = abortIf != null && abortIf.getAsBoolean();
+        } catch (RuntimeException | Error e) {
+            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            throw e;
+        }
+        if (abort) {
+            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            return new Refused(LockNotAcquiredException.Reason.ABORTED);
+        }
+        gate.stopWaking(waker);
+        if (kind.shared()) {
+            gate.sharedHolders.add(lease);
+            if (ownsTurn) {
+                ownsTurn = false;
+                gate.leave();
+            }
+        } else {
+            gate.holder = lease;
+        }
+        manager.recordHeld(lease, renewed, sentAt);
+        return new Taken(lease);
+    }
+
+    /**
+     * A grant whose reply came after the lease could have run out may still be held in the store, whose lease runs
+     * from its own grant: one owner-checked renewal tells, and restarts the lease from its send time. Keeping such a
+     * grant, instead of giving it back, keeps a fair waiter's turn. False when the store no longer holds it for us.
+     */
+    private boolean confirmLateGrant(Lease lease) {
+        long sentAt = System.nanoTime();
+        try {
+            List<RenewalResult> answer = manager.backend().renew(List.of(new LeaseRenewal(lease.key, lease.owner, lease.leaseMillis, lease.kind)));
+            return answer.get(0) == RenewalResult.RENEWED && lease.renewed(sentAt) && lease.surelyLive(System.nanoTime());
+        } catch (LockBackendException e) {
+            log.debug("dlock could not confirm the late grant of key '{}': {}", lease.key, e.toString());
+            return false;
+        }
+    }
+}

@@ -1,0 +1,230 @@
+package dev.dlock.core;
+
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The end of a lease: a hold dropped, the key released in the store (retried while the outcome is unknown) or passed
+ * to the next local waiter in one store call, {@code lockAtLeastFor} honoured by shortening the lease, and a lease
+ * found lost reported to its holder. One per {@link LockManager}.
+ */
+final class LeaseRelease {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseRelease.class);
+
+    private static final int RELEASE_ATTEMPTS = 10;
+    private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    private final LockManager manager;
+    private final LockBackend backend;
+    private final LeaseLostPolicy leaseLostPolicy;
+
+    LeaseRelease(LockManager manager, LeaseLostPolicy leaseLostPolicy) {
+        this.manager = manager;
+        this.backend = manager.backend();
+        this.leaseLostPolicy = leaseLostPolicy;
+    }
+
+    /** Releases one hold of {@code lease}; {@code outermost} when it is the acquisition that took the key. */
+    void release(Lease lease, boolean outermost) {
+        if (outermost && manager.lockOrder != null) {
+            manager.lockOrder.released(lease);
+        }
+        LockState before = lease.dropHold();
+        if (before == null) {
+            if (outermost) {
+                // Holds remain (an async call still pending): they own the key now, not this thread.
+                lease.ownerThread = null;
+            }
+            return;
+        }
+        if (lease.watched) {
+            manager.watchdog.cancel(lease);
+            if (before == LockState.HELD) {
+                manager.watchedLeases.decrementAndGet();
+            }
+        }
+        // Whether the holder's section ended inside its lease: a release that then cannot reach the store leaves
+        // only the key's fate unknown, not the section's.
+        boolean liveAtRelease = lease.surelyLive(System.nanoTime());
+        KeyGate.Waiter successor = before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
+        KeyGate.HandOff handedOver = null;
+        ReleaseResult result = null;
+        LockBackendException unknownOutcome = null;
+        try {
+            if (successor != null) {
+                // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
+                handedOver = handOffInStore(lease, successor);
+                if (handedOver == KeyGate.HandOff.NOT_HELD) {
+                    result = ReleaseResult.NOT_OWNER;
+                    handedOver = null;
+                } else if (handedOver != null) {
+                    result = ReleaseResult.RELEASED;
+                }
+            }
+            if (result == null) {
+                result = releaseInStore(lease);
+            }
+        } catch (LockBackendException e) {
+            unknownOutcome = e;
+        } finally {
+            KeyGate gate = lease.gate;
+            if (lease.kind.shared()) {
+                gate.sharedHolders.remove(lease);
+            } else if (gate.holder == lease) {
+                gate.holder = null;
+            }
+            if (successor != null) {
+                gate.handOver(successor, handedOver);
+            } else if (lease.ownsTurn) {
+                gate.leave();
+            }
+            manager.leaveGate(lease.kind, lease.key, gate);
+            manager.listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
+        }
+        String lostBecause = null;
+        if (before == LockState.LOST) {
+            lostBecause = lease.lostReason;
+        } else if (result == ReleaseResult.NOT_OWNER
+                || (result == ReleaseResult.ALREADY_FREE && !lease.surelyLive(System.nanoTime()))) {
+            // ALREADY_FREE while the lease surely lived can only be our own earlier attempt, whose reply was lost.
+            lostBecause = lease.watched
+                    ? "at release the key was gone or held by another owner"
+                    : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
+            manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+        } else if (unknownOutcome != null && !liveAtRelease) {
+            // The lease may have run out before the section ended, and the store cannot say whether another took the
+            // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".
+            lostBecause = "the " + lease.leaseMillis + " ms lease may have run out before the release, which could not "
+                    + "reach the store";
+            manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+        }
+        if (lostBecause != null) {
+            LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
+            if (unknownOutcome != null) {
+                lost.addSuppressed(unknownOutcome);
+            }
+            if (leaseLostPolicy == LeaseLostPolicy.THROW) {
+                throw lost;
+            }
+            log.warn("{}", lost.getMessage());
+        }
+        if (unknownOutcome != null) {
+            throw unknownOutcome;
+        }
+    }
+
+    /**
+     * Whether a release of {@code lease} may pass the key straight to a local waiter: an exclusive lease holding
+     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link LockManager#MAX_LOCAL_HAND_OFFS} times in a
+     * row while another owner waits for the key.
+     */
+    private boolean mayHandOff(Lease lease) {
+        return manager.handsOffLocally() && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
+                && lease.handOffStreak < LockManager.MAX_LOCAL_HAND_OFFS;
+    }
+
+    /**
+     * Passes the key to {@code successor} in the store: a new fencing token, the same store owner. A watchdog
+     * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
+     * otherwise the successor's lease is set. The streak counts only hand-offs made while another owner waits: with
+     * nobody else asking, passing the key on keeps no one out. {@link KeyGate.HandOff#NOT_HELD} when the lease was
+     * lost; null when the call failed.
+     */
+    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.Waiter successor) {
+        boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
+        long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
+        long sentAt = System.nanoTime();
+        try {
+            HandOffResult result = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
+            if (!(result instanceof HandOffResult.Passed passed)) {
+                return KeyGate.HandOff.NOT_HELD;
+            }
+            int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
+            return new KeyGate.HandOff(lease.owner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
+        } catch (LockBackendException e) {
+            log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}", lease.key, e.toString());
+            return null;
+        }
+    }
+
+    /**
+     * Releases in the store, repeating a failed call on a fresh connection for a short while: the
+     * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
+     * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
+     */
+    private ReleaseResult releaseInStore(Lease lease) {
+        if (lease.keepUntilNanos != 0 && lease.watched && lease.keepUntilNanos - System.nanoTime() > 0
+                && !lease.awaitRenewalAnswer(TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis))) {
+            // A full-lease renewal reaching the store after the shortening below would keep the key a whole lease.
+            log.warn("dlock: a renewal of {} is still unanswered at its release; the key may stay taken up to one lease", lease);
+        }
+        long start = System.nanoTime();
+        long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
+        LockBackendException first = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                // Rounded up: the key is kept at least until lockAtLeastFor ends, never a fraction of a millisecond less.
+                long keepMillis = Math.floorDiv(lease.keepUntilNanos - System.nanoTime() + 999_999, 1_000_000);
+                if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
+                    return keepUntilLockAtLeastFor(lease, keepMillis);
+                }
+                return backend.release(lease.kind, lease.key, lease.owner, lease.fencingToken);
+            } catch (LockBackendException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+                boolean outOfTime = System.nanoTime() - start + backoff > RELEASE_RETRY_BUDGET_NANOS;
+                if (attempt >= RELEASE_ATTEMPTS || outOfTime || !pauseBeforeRetry(backoff)) {
+                    throw new LockBackendException("dlock could not release " + lease + " after " + attempt
+                            + " attempts; the outcome is unknown: the lease may have been lost before the release, and "
+                            + "if the key is still held it expires in the store on its own (" + e.getMessage() + ")", first);
+                }
+                backoff = Math.min(backoff * 2, RELEASE_RETRY_MAX_BACKOFF_NANOS);
+            }
+        }
+    }
+
+    /**
+     * A release before {@code lockAtLeastFor} ran out: the lease is shortened to what is left, so the key
+     * frees itself in the store at that moment. Owner-checked like a renewal, and as safe to repeat.
+     */
+    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, long keepMillis) {
+        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis, lease.kind))).get(0);
+        return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
+    }
+
+    /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */
+    private static boolean pauseBeforeRetry(long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+
+    /** Gives back a grant the acquisition will not keep; a failure is logged, the key then expires with its lease. */
+    void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
+        try {
+            backend.release(kind, key, owner, fencingToken);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
+        }
+    }
+}

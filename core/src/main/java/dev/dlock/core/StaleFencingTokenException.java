@@ -1,0 +1,45 @@
+package dev.dlock.core;
+
+import java.util.OptionalLong;
+
+/**
+ * A fenced write was refused because the resource already accepted a larger fencing token: the
+ * writer's lock was lost (a pause, a partition) and a newer holder has written since. Nothing was
+ * written; retrying with the same token can never succeed.
+ */
+public class StaleFencingTokenException extends DistributedLockException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String resource;
+    private final long offeredToken;
+    private final Long acceptedToken;
+
+    /**
+     * Creates the exception for {@code resource}, refusing {@code offeredToken}; {@code acceptedToken}
+     * is the token the resource holds, or null when it could not be read.
+     */
+    public StaleFencingTokenException(String resource, long offeredToken, Long acceptedToken) {
+        super("Stale fencing token for " + resource + ": offered " + offeredToken
+                + (acceptedToken == null ? "" : ", but " + acceptedToken + " was already accepted")
+                + "; the lock was lost and a newer holder has written, so this write was refused");
+        this.resource = resource;
+        this.offeredToken = offeredToken;
+        this.acceptedToken = acceptedToken;
+    }
+
+    /** The guarded resource (a table row, a fence row, a Redis key). */
+    public String resource() {
+        return resource;
+    }
+
+    /** The fencing token the refused write carried. */
+    public long offeredToken() {
+        return offeredToken;
+    }
+
+    /** The larger token the resource had already accepted, when it could be read. */
+    public OptionalLong acceptedToken() {
+        return acceptedToken == null ? OptionalLong.empty() : OptionalLong.of(acceptedToken);
+    }
+}

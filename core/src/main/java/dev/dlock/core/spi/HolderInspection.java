@@ -1,0 +1,26 @@
+package dev.dlock.core.spi;
+
+import dev.dlock.core.LockKind;
+
+import java.util.List;
+
+/**
+ * Optional capability: who holds a key in the store now, whichever JVM took it, and an operator's forced release.
+ * Offered through {@link LockBackend#holderInspection()}; the engine decodes each owner token into a
+ * {@link dev.dlock.core.LockHolder}.
+ */
+public interface HolderInspection {
+
+    /**
+     * The owners holding {@code key} as {@code kind} in the store now (several for a shared kind), each with its
+     * remaining lease; empty when the key is free. Reads only: must not change, extend or mark anything.
+     */
+    List<StoredHolder> holders(LockKind kind, String key);
+
+    /**
+     * Frees {@code key} of {@code kind} whoever holds it, for an operator, and tells waiters as a release does; answers
+     * the holders it removed. Their next renewal or release finds the key gone, which the engine reports to them as a
+     * lost lease. Keeps the key's fencing counter: the next holder's token is still larger than every earlier one.
+     */
+    List<StoredHolder> forceRelease(LockKind kind, String key);
+}

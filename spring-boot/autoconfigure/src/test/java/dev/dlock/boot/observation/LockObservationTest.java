@@ -1,0 +1,164 @@
+package dev.dlock.boot.observation;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.OnFailure;
+import dev.dlock.boot.BootLine;
+import dev.dlock.boot.DistributedLockAutoConfiguration;
+import dev.dlock.boot.DistributedLockMetricsAutoConfiguration;
+import dev.dlock.boot.DistributedLockObservationAutoConfiguration;
+import dev.dlock.boot.metrics.LockMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
+import io.micrometer.tracing.test.simple.SimpleSpan;
+import io.micrometer.tracing.test.simple.SimpleTracer;
+
+/**
+ * A Boot application with tracing: a request that calls a {@code @DistributedLock} method shows an
+ * acquire span and a hold span under its own span, tagged with the lock's name (and key, in spans
+ * only); meters and spans count the same acquisitions and timeouts.
+ */
+class LockObservationTest {
+
+    /** The service under the lock. */
+    public static class Reports {
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final CountDownLatch entered = new CountDownLatch(1);
+
+        @DistributedLock(name = "report", key = "#id", waitTime = "0", onFailure = OnFailure.SKIP)
+        public String export(String id) {
+            return "exported " + id;
+        }
+
+        /** Holds the lock of {@code id} until {@link #letGo()}. */
+        @DistributedLock(name = "report", key = "#id")
+        public void hold(String id) throws InterruptedException {
+            entered.countDown();
+            release.await(10, TimeUnit.SECONDS);
+        }
+
+        void awaitEntered() throws InterruptedException {
+            entered.await(10, TimeUnit.SECONDS);
+        }
+
+        void letGo() {
+            release.countDown();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TracedApplication {
+        @Bean
+        SimpleTracer tracer() {
+            return new SimpleTracer();
+        }
+
+        @Bean
+        ObservationRegistry observationRegistry(SimpleTracer tracer) {
+            ObservationRegistry registry = ObservationRegistry.create();
+            registry.observationConfig().observationHandler(new DefaultTracingObservationHandler(tracer));
+            return registry;
+        }
+
+        @Bean
+        Reports reports() {
+            return new Reports();
+        }
+    }
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+                    DistributedLockMetricsAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class))
+            .withConfiguration(BootLine.METRICS)
+            .withUserConfiguration(TracedApplication.class)
+            .withPropertyValues("dlock.store=in-memory");
+
+    @Test
+    void aRequestShowsWhereItWaitedForTheLockAndHowLongItHeldIt() {
+        runner.run(context -> {
+            ObservationRegistry registry = context.getBean(ObservationRegistry.class);
+            Reports reports = context.getBean(Reports.class);
+            Observation.createNotStarted("http.request", registry).observe(() -> reports.export("order-7"));
+
+            List<SimpleSpan> spans = List.copyOf(context.getBean(SimpleTracer.class).getSpans());
+            SimpleSpan request = span(spans, "http.request");
+            SimpleSpan acquire = span(spans, "dlock acquire report");
+            SimpleSpan hold = span(spans, "dlock hold report");
+            assertThat(List.of(acquire, hold)).allSatisfy(span -> {
+                assertThat(span.getParentId()).as("parent of " + span.getName()).isEqualTo(request.getSpanId());
+                assertThat(span.getTraceId()).isEqualTo(request.getTraceId());
+                assertThat(span.getTags()).containsEntry("lock.name", "report").containsEntry("lock.key", "report:order-7");
+            });
+            assertThat(acquire.getTags()).containsEntry("result", "acquired").containsKey("fencing.token");
+            assertThat(hold.getStartTimestamp()).isAfterOrEqualTo(acquire.getStartTimestamp());
+        });
+    }
+
+    @Test
+    void spansKeepTheKeyOutWhenToldAndMetersNeverCarryIt() {
+        runner.withPropertyValues("dlock.observation.key-in-spans=false").run(context -> {
+            context.getBean(Reports.class).export("customer-42");
+            SimpleSpan acquire = span(List.copyOf(context.getBean(SimpleTracer.class).getSpans()), "dlock acquire report");
+            assertThat(acquire.getTags()).containsEntry("lock.name", "report").doesNotContainKey("lock.key");
+            assertThat(context.getBean(MeterRegistry.class).getMeters()).allSatisfy(meter ->
+                    assertThat(meter.getId().getTags()).noneMatch(tag -> tag.getValue().contains("customer-42")));
+        });
+    }
+
+    @Test
+    void metersAndSpansCountTheSameAcquisitionsAndTimeouts() {
+        runner.run(context -> {
+            Reports reports = context.getBean(Reports.class);
+            ExecutorService holder = Executors.newSingleThreadExecutor();
+            try {
+                Future<?> holding = holder.submit(() -> {
+                    reports.hold("busy");
+                    return null;
+                });
+                reports.awaitEntered();
+                for (int i = 0; i < 3; i++) {
+                    reports.export("busy");
+                    reports.export("free-" + i);
+                }
+                reports.letGo();
+                holding.get(10, TimeUnit.SECONDS);
+            } finally {
+                holder.shutdownNow();
+            }
+            List<SimpleSpan> spans = List.copyOf(context.getBean(SimpleTracer.class).getSpans());
+            long acquiredSpans = spans.stream().filter(s -> s.getName().equals("dlock acquire report")
+                    && "acquired".equals(s.getTags().get("result"))).count();
+            long timeoutSpans = spans.stream().filter(s -> s.getName().equals("dlock acquire report")
+                    && "timeout".equals(s.getTags().get("result"))).count();
+            long holdSpans = spans.stream().filter(s -> s.getName().equals("dlock hold report")).count();
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(acquiredSpans).isEqualTo(4).isEqualTo(holdSpans)
+                    .isEqualTo(meters.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, "report")
+                            .tag(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED).timer().count());
+            assertThat(timeoutSpans).isEqualTo(3).isEqualTo(meters.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, "report")
+                    .tag(LockMetrics.TAG_RESULT, "timeout").timer().count());
+        });
+    }
+
+    private static SimpleSpan span(List<SimpleSpan> spans, String name) {
+        return spans.stream().filter(s -> name.equals(s.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("no span " + name + " among " + spans.stream().map(SimpleSpan::getName).toList()));
+    }
+}

@@ -1,0 +1,47 @@
+package dev.dlock.boot;
+
+import dev.dlock.boot.actuate.LockStoreHealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.UnifiedJedis;
+
+import java.util.Map;
+
+/**
+ * The Boot 3.5 types the shared tests (spring-boot/autoconfigure/src/test) use, which Boot 4 moved: this file on the
+ * Boot 3.5 line, its twin in spring-boot/boot4/src/test/java on the Boot 4 line.
+ */
+public final class BootLine {
+
+    /** Boot's Micrometer auto-configurations that give a context a simple MeterRegistry. */
+    public static final AutoConfigurations METRICS = AutoConfigurations.of(MetricsAutoConfiguration.class,
+            CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class);
+
+    /** The health indicator type whose absence means "no health support on the class path". */
+    public static final Class<?> HEALTH_INDICATOR = HealthIndicator.class;
+
+    /** The Redis store starter of this Boot line, which dlock names when no store module is present. */
+    public static final String REDIS_STARTER = "dlock-redis-spring-boot3-starter";
+
+    private BootLine() {
+    }
+
+    /** The status code of the store's health ({@code UP}, {@code DOWN}). */
+    public static String status(LockStoreHealthIndicator indicator) {
+        return indicator.health().getStatus().getCode();
+    }
+
+    /** A new client of the Redis at {@code host:port} (Jedis 6 has no RedisClient: its JedisPooled); the caller closes it. */
+    public static UnifiedJedis redisClient(String host, int port) {
+        return new JedisPooled(host, port);
+    }
+
+    /** The details of the store's health. */
+    public static Map<String, Object> details(LockStoreHealthIndicator indicator) {
+        return indicator.health().getDetails();
+    }
+}

@@ -230,10 +230,10 @@ public final class LockOperationSource {
                     case READ -> LockKind.READ;
                     case WRITE -> LockKind.WRITE;
                 };
-        if (!store.supportedModes().contains(kind.mode())) {
+        if (!store.capabilities().supports(kind)) {
             String attribute = permits > 1 ? "permits" : annotation.fair() ? "fair" : "mode";
             problems.add(attribute, "the lock store " + store.getClass().getSimpleName() + " cannot take " + kind.mode()
-                    + " locks (it takes " + store.supportedModes() + "); use a store that does, or another kind of lock");
+                    + " locks (it takes " + store.capabilities().modes() + "); use a store that does, or another kind of lock");
         }
         return kind;
     }

@@ -1,8 +1,10 @@
 package dev.dlock.aspect;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.LockMode;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockManager;
@@ -119,7 +121,7 @@ class LockKindsAspectTest {
         }
     }
 
-    /** A store with exclusive locks only, as JDBC or Redlock: the kind-taking calls keep the SPI's defaults. */
+    /** A store with exclusive locks only, as JDBC or Redlock: it declares the default capabilities and refuses other kinds. */
     static final class ExclusiveOnlyStore implements LockBackend {
         private final LockBackend store;
 
@@ -128,13 +130,15 @@ class LockKindsAspectTest {
         }
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-            return store.tryAcquire(key, owner, leaseMillis);
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+            BackendCapabilities.requireExclusive(this, kind);
+            return store.tryAcquire(kind, key, owner, leaseMillis);
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
-            return store.release(key, owner, fencingToken);
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+            BackendCapabilities.requireExclusive(this, kind);
+            return store.release(kind, key, owner, fencingToken);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.dlock.bench;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
@@ -42,9 +43,9 @@ final class LockPairs implements AutoCloseable {
     /** The Redis backend alone, without the engine: what the scripts cost against the raw baseline. */
     Object backendOnly(String key) {
         String owner = ownerPrefix + ownerSequence.incrementAndGet();
-        AcquireResult acquired = backend.tryAcquire(key, owner, 30_000);
+        AcquireResult acquired = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, 30_000);
         long token = acquired instanceof AcquireResult.Acquired granted ? granted.fencingToken() : 0;
-        return backend.release(key, owner, token);
+        return backend.release(LockKind.EXCLUSIVE, key, owner, token);
     }
 
     /** Raw Jedis: SET NX PX with an owner token, then the compare-and-delete script. */

@@ -1,6 +1,5 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.LockBackend;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */
@@ -31,9 +30,8 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public long fencingToken() {
-        LockBackend backend = lease.manager.backend();
-        if (!backend.supportsFencing()) {
-            throw new UnsupportedOperationException(lease + ": the store " + backend.getClass().getSimpleName()
+        if (!lease.manager.capabilities().fencing()) {
+            throw new UnsupportedOperationException(lease + ": the store " + lease.manager.backend().getClass().getSimpleName()
                     + " issues no fencing tokens, so this lock cannot protect a resource against a stale holder;"
                     + " use a store that fences (Redis, ZooKeeper) where correctness depends on the lock");
         }
@@ -79,7 +77,7 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public String toString() {
-        String token = lease.manager.backend().supportsFencing() ? "fencing token " + lease.fencingToken : "no fencing token";
+        String token = lease.manager.capabilities().fencing() ? "fencing token " + lease.fencingToken : "no fencing token";
         return lease + " (" + token + ", " + state() + ")";
     }
 }

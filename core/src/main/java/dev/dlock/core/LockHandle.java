@@ -1,6 +1,6 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.BackendCapabilities;
 
 /**
  * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
@@ -20,7 +20,7 @@ public interface LockHandle extends AutoCloseable {
     /**
      * A number larger than every fencing token issued before for this key; pass it to the resources you guard.
      *
-     * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link LockBackend#supportsFencing()})
+     * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link BackendCapabilities#fencing()})
      */
     long fencingToken();
 

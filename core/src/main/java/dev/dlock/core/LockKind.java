@@ -1,6 +1,6 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.BackendCapabilities;
 import java.util.Objects;
 
 /**
@@ -10,7 +10,7 @@ import java.util.Objects;
  * <p>Kinds form three separate locks per key: exclusive and fair are one lock (a fair acquisition
  * waits its turn, an exclusive one may barge, neither overlaps the other); read and write are another;
  * permits a third. Use one family per key: a read lock does not exclude a plain exclusive lock on the
- * same key. Stores say which kinds they can take ({@link LockBackend#supportedModes()}).
+ * same key. Stores say which kinds they can take ({@link BackendCapabilities#modes()}).
  */
 public final class LockKind {
 

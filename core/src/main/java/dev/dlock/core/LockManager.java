@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.RenewalGrouping;
@@ -13,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -61,8 +61,8 @@ public final class LockManager implements AutoCloseable {
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
     final Optional<RenewalGrouping> renewalGrouping;
-    /** The kinds of lock the store takes, asked once. */
-    private final Set<LockKind.Mode> supportedModes;
+    /** What the store can do, asked once. */
+    private final BackendCapabilities capabilities;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     final boolean sessionKept;
     /** True when a released exclusive lease may pass straight to the next local waiter ({@link Builder#localHandOff}). */
@@ -98,13 +98,13 @@ public final class LockManager implements AutoCloseable {
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
         this.renewalGrouping = backend.renewalGrouping();
-        this.supportedModes = Set.copyOf(backend.supportedModes());
+        this.capabilities = backend.capabilities();
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
         Optional<SessionLeases> sessionLeases = backend.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
-        this.handOffs = builder.localHandOff && !sessionKept && backend.supportsHandOff();
+        this.handOffs = builder.localHandOff && !sessionKept && capabilities.handOff();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
         this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
@@ -280,6 +280,11 @@ public final class LockManager implements AutoCloseable {
         return backend;
     }
 
+    /** What the store can do, as it declared when this manager was built. */
+    public BackendCapabilities capabilities() {
+        return capabilities;
+    }
+
     /**
      * Stops the watchdog; later acquisitions fail with {@link IllegalStateException}. Locks still held
      * are no longer renewed and expire in the store after their lease; the backend is not closed (its
@@ -312,9 +317,9 @@ public final class LockManager implements AutoCloseable {
             throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
         LockKind kind = request.kind();
-        if (kind != LockKind.EXCLUSIVE && !supportedModes.contains(kind.mode())) {
+        if (!capabilities.supports(kind)) {
             throw new IllegalArgumentException("the store " + backend.getClass().getSimpleName() + " cannot take " + kind
-                    + " locks (it supports " + supportedModes + "); key '" + key + "'");
+                    + " locks (it supports " + capabilities.modes() + "); key '" + key + "'");
         }
         if (request.lockAtLeastFor() != null && sessionKept) {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -158,9 +159,9 @@ class AsyncAcquisitionTest extends EngineTestSupport {
 
     @Test
     void anAsynchronousHandleIsBoundToNoThreadSoAnUnrelatedFlowOnTheSamePoolThreadWaits() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicReference<Thread> firstStoreCall = new AtomicReference<>();
-        backend.afterAcquire(result -> firstStoreCall.compareAndSet(null, Thread.currentThread()));
+        backend.afterAcquire((owner, result) -> firstStoreCall.compareAndSet(null, Thread.currentThread()));
         LockManager locks = manager(backend, b -> { });
         LockHandle first = locks.acquireAsync(request(key, Duration.ZERO)).get(5, TimeUnit.SECONDS);
         Thread poolThread = firstStoreCall.get();
@@ -195,7 +196,7 @@ class AsyncAcquisitionTest extends EngineTestSupport {
     void fairAsynchronousWaitersOfOneJvmQueueInTheStoreLikeBlockingOnesSoArrivalOrderHoldsAcrossJvms() throws Exception {
         LockRequest fair = LockRequest.builder(key).kind(LockKind.FAIR).waitTime(Duration.ofSeconds(10)).build();
         LockHandle holder = manager().acquire(fair);
-        TappedBackend asyncStore = tapped();
+        RecordingBackend asyncStore = tapped();
         LockManager asyncJvm = manager(asyncStore, b -> { });
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> first = asyncJvm.acquireAsync(fair).thenAccept(handle -> { order.add("async-1"); handle.close(); });
@@ -204,7 +205,7 @@ class AsyncAcquisitionTest extends EngineTestSupport {
         // A fair lock keeps arrival order in the store: a local turn would keep the second out of the store's queue.
         await("the second fair waiter in the store while the first waits", Duration.ofSeconds(5),
                 () -> Set.copyOf(asyncStore.acquiringOwners).size() == 2);
-        TappedBackend laterStore = tapped();
+        RecordingBackend laterStore = tapped();
         LockManager laterJvm = manager(laterStore, b -> { });
         Thread later = start("later-jvm", () -> {
             try (LockHandle handle = laterJvm.acquire(fair)) {
@@ -221,9 +222,9 @@ class AsyncAcquisitionTest extends EngineTestSupport {
 
     @Test
     void aStoreFailureWhileWaitingFailsTheAcquisitionAndGivesTheTurnToTheNextLocalWaiter() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicBoolean storeDown = new AtomicBoolean();
-        backend.afterAcquire(answer -> {
+        backend.afterAcquire((owner, answer) -> {
             // One failed call: the asynchronous waiter's, the only one asking the store while the other waits its turn.
             if (storeDown.compareAndSet(true, false)) {
                 throw new LockBackendException("the store is unreachable (test)", null);

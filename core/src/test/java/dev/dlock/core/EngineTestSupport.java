@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.LockBackend;
 import org.junit.jupiter.api.AfterEach;
@@ -66,9 +67,19 @@ abstract class EngineTestSupport {
         return manager(store, b -> { });
     }
 
-    /** A store wrapper that records (and can hold or break) what the engine sends. */
-    TappedBackend tapped() {
-        return new TappedBackend(store);
+    /**
+     * A store wrapper that records (and can hold or break) what the engine sends; it declares no hand-off, so that
+     * tests count plain releases (a test of hand-offs wraps the store with {@code new RecordingBackend(store)}).
+     */
+    RecordingBackend tapped() {
+        return withoutHandOff(store);
+    }
+
+    /** {@code backend} in a recorder that declares no hand-off. */
+    static RecordingBackend withoutHandOff(LockBackend backend) {
+        RecordingBackend recorder = new RecordingBackend(backend);
+        recorder.alterCapabilities(declared -> declared.withHandOff(false));
+        return recorder;
     }
 
     /** Starts {@code work} on a daemon thread that is interrupted and joined after the test. */

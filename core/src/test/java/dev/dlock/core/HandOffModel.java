@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
@@ -30,7 +31,7 @@ public class HandOffModel {
 
     private final InMemoryLockBackend store = new InMemoryLockBackend();
     /** The real store, tapped so that a scenario can act while a hand-off is in flight. */
-    private final TappedBackend tapped = tapped(store);
+    private final RecordingBackend tapped = tapped(store);
     private final LockManager locks = LockManager.builder(tapped).localHandOff(true).build();
     private final AtomicBoolean abortRequested = new AtomicBoolean();
     private final AtomicReference<Thread> interruptible = new AtomicReference<>();
@@ -173,9 +174,8 @@ public class HandOffModel {
         }
     }
 
-    private static TappedBackend tapped(InMemoryLockBackend store) {
-        TappedBackend tapped = new TappedBackend(store);
-        tapped.handOffs = true;
+    private static RecordingBackend tapped(InMemoryLockBackend store) {
+        RecordingBackend tapped = new RecordingBackend(store);
         return tapped;
     }
 
@@ -219,12 +219,12 @@ public class HandOffModel {
         if (reentriesWithTokensOfTheirOwn.get() != 0) {
             throw new AssertionError(reentriesWithTokensOfTheirOwn.get() + " re-entries got a fencing token of their own");
         }
-        AcquireResult probe = store.tryAcquire(KEY, "probe", 1_000);
+        AcquireResult probe = store.tryAcquire(LockKind.EXCLUSIVE, KEY, "probe", 1_000);
         if (!(probe instanceof AcquireResult.Acquired acquired)) {
             throw new AssertionError("every operation has finished and closed its handle, yet the store still holds the key ("
                     + probe + ") for no handle");
         }
-        store.release(KEY, "probe", acquired.fencingToken());
+        store.release(LockKind.EXCLUSIVE, KEY, "probe", acquired.fencingToken());
         Optional<LockHandle> next = locks.tryAcquire(request().waitTime(Duration.ZERO).build());
         if (next.isEmpty()) {
             throw new AssertionError("the key is free in the store, yet tryAcquire is refused: this JVM's turn on it was "

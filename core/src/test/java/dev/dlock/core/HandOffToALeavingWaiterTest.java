@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -29,14 +30,13 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     private long holderToken;
 
     /** A store whose hand-off waits, once it has reserved the successor, until the test lets it go on. */
-    private TappedBackend slowHandOffs() {
+    private RecordingBackend slowHandOffs() {
         return slowHandOffs(false);
     }
 
     /** As {@link #slowHandOffs()}; {@code failing}: the hand-off then fails as a store that cannot be reached does. */
-    private TappedBackend slowHandOffs(boolean failing) {
-        TappedBackend backend = tapped();
-        backend.handOffs = true;
+    private RecordingBackend slowHandOffs(boolean failing) {
+        RecordingBackend backend = new RecordingBackend(store);
         backend.aroundHandOff(call -> {
             handOffStarted.countDown();
             awaitQuietly(handOffMayProceed);
@@ -165,7 +165,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
 
     @Test
     void anAsynchronousSuccessorTakesTheKeyHandedOverWithAFreshFencingToken() throws Exception {
-        TappedBackend backend = slowHandOffs();
+        RecordingBackend backend = slowHandOffs();
         CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(backend, Duration.ofSeconds(30));
         handOffMayProceed.countDown();
         releasing.join(10_000);
@@ -181,7 +181,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
      * An asynchronous acquisition first in the local queue and a blocking one behind it; the holder's release on another
      * thread has reserved the asynchronous one and waits in its hand-off store call until the test lets it go on.
      */
-    private CompletableFuture<LockHandle> asyncSuccessorReservedDuringTheHandOff(TappedBackend backend, Duration waitTime)
+    private CompletableFuture<LockHandle> asyncSuccessorReservedDuringTheHandOff(RecordingBackend backend, Duration waitTime)
             throws InterruptedException {
         LockManager locks = manager(backend, b -> { });
         LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));
@@ -217,7 +217,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
      * the condition then answers {@code abort}, after the waiter's wait time has run out. Whatever the hand-off did,
      * the waiter leaves with {@code expected}, the next local waiter gets the key, and nothing stays held.
      */
-    private void assertLeavingSuccessorSettles(TappedBackend backend, boolean abort, LockNotAcquiredException.Reason expected)
+    private void assertLeavingSuccessorSettles(RecordingBackend backend, boolean abort, LockNotAcquiredException.Reason expected)
             throws Exception {
         LockManager locks = manager(backend, b -> { });
         LockHandle holder = locks.acquire(key, Duration.ofSeconds(5));

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.AcquireResult;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,8 +22,7 @@ class InterruptedSuccessorTest extends EngineTestSupport {
 
     @Test
     void aWaiterInterruptedWhileTheKeyPassesToItLeavesTheKeyFreeAndTheNextWaiterGetsIt() throws Exception {
-        TappedBackend backend = tapped();
-        backend.handOffs = true;
+        RecordingBackend backend = new RecordingBackend(store);
         CountDownLatch handOffInFlight = new CountDownLatch(1);
         CountDownLatch finishHandOff = new CountDownLatch(1);
         backend.aroundHandOff(handOff -> {
@@ -55,10 +55,10 @@ class InterruptedSuccessorTest extends EngineTestSupport {
         SoftAssertions.assertSoftly(softly -> {
             softly.assertThat(pickedOutcome).as("the interrupted waiter: holds the key, or leaves").isIn("HELD", "INTERRUPTED");
             softly.assertThat(nextOutcome).as("the waiter queued behind the interrupted one").isEqualTo("HELD");
-            AcquireResult probe = store.tryAcquire(key, "probe", 1_000);
+            AcquireResult probe = store.tryAcquire(LockKind.EXCLUSIVE, key, "probe", 1_000);
             softly.assertThat(probe).as("the store, once every handle is closed").isInstanceOf(AcquireResult.Acquired.class);
             if (probe instanceof AcquireResult.Acquired acquired) {
-                store.release(key, "probe", acquired.fencingToken());
+                store.release(LockKind.EXCLUSIVE, key, "probe", acquired.fencingToken());
                 softly.assertThat(locks.tryAcquire(key)).as("the next tryAcquire: this JVM's turn given back").isPresent()
                         .get().satisfies(LockHandle::close);
             }

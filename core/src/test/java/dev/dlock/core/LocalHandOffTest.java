@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,8 +28,7 @@ class LocalHandOffTest {
 
     @Test
     void threadsOfOneJvmPassTheKeyOnWithIncreasingTokensOneAtATime() throws Exception {
-        TappedBackend store = new TappedBackend(new InMemoryLockBackend());
-        store.handOffs = true;
+        RecordingBackend store = new RecordingBackend(new InMemoryLockBackend());
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger overlaps = new AtomicInteger();
         List<Long> tokens = new ArrayList<>();
@@ -68,8 +68,7 @@ class LocalHandOffTest {
 
     @Test
     void withNobodyElseAskingTheKeyPassesOnForAsLongAsLocalThreadsQueue() throws Exception {
-        TappedBackend store = new TappedBackend(new InMemoryLockBackend());
-        store.handOffs = true;
+        RecordingBackend store = new RecordingBackend(new InMemoryLockBackend());
         try (LockManager locks = LockManager.builder(store).build()) {
             passAmongQueuedThreads(locks, store, 11);
         }
@@ -80,8 +79,7 @@ class LocalHandOffTest {
     @Test
     void onceAnotherJvmAsksTheKeyIsFreedForItAfterABoundedStreak() throws Exception {
         InMemoryLockBackend shared = new InMemoryLockBackend();
-        TappedBackend store = new TappedBackend(shared);
-        store.handOffs = true;
+        RecordingBackend store = new RecordingBackend(shared);
         try (LockManager locks = LockManager.builder(store).build(); LockManager otherJvm = LockManager.builder(shared).build()) {
             passAmongQueuedThreads(locks, store, 11, () -> assertThat(otherJvm.tryAcquire("hot")).isEmpty());
         }
@@ -91,7 +89,7 @@ class LocalHandOffTest {
         assertThat(store.passes).as("the releases after the other JVM was refused").containsExactlyElementsOf(expected);
     }
 
-    private static void passAmongQueuedThreads(LockManager locks, TappedBackend store, int successors) throws Exception {
+    private static void passAmongQueuedThreads(LockManager locks, RecordingBackend store, int successors) throws Exception {
         passAmongQueuedThreads(locks, store, successors, () -> { });
     }
 
@@ -99,7 +97,7 @@ class LocalHandOffTest {
      * Holds the key while {@code successors} threads queue for it, runs {@code whileHeld}, then lets each holder
      * release at once: every release but the last finds a queued successor.
      */
-    private static void passAmongQueuedThreads(LockManager locks, TappedBackend store, int successors, Runnable whileHeld)
+    private static void passAmongQueuedThreads(LockManager locks, RecordingBackend store, int successors, Runnable whileHeld)
             throws Exception {
         LockHandle first = locks.acquire("hot", Duration.ofSeconds(5));
         ExecutorService threads = Executors.newFixedThreadPool(successors);
@@ -133,8 +131,7 @@ class LocalHandOffTest {
     void aLeaseLostBeforeItsReleaseIsReportedAndTheNextLocalHolderGetsTheKeyOnlyFromTheStore() throws Exception {
         AtomicLong clock = new AtomicLong();
         InMemoryLockBackend shared = InMemoryLockBackend.builder().clock(clock::get).build();
-        TappedBackend store = new TappedBackend(shared);
-        store.handOffs = true;
+        RecordingBackend store = new RecordingBackend(shared);
         try (LockManager locks = LockManager.builder(store).build(); LockManager otherJvm = LockManager.builder(shared).build()) {
             LockRequest fixed = LockRequest.builder("k").leaseTime(Duration.ofSeconds(1)).waitTime(Duration.ofSeconds(30)).build();
             LockHandle first = locks.acquire(fixed);
@@ -163,8 +160,7 @@ class LocalHandOffTest {
     void theNextHolderGetsItsOwnFixedLeaseOrKeepsTheWatchdogLeaseAsTheStoreHasIt() throws Exception {
         AtomicLong clock = new AtomicLong();
         InMemoryLockBackend shared = InMemoryLockBackend.builder().clock(clock::get).build();
-        TappedBackend store = new TappedBackend(shared);
-        store.handOffs = true;
+        RecordingBackend store = new RecordingBackend(shared);
         try (LockManager locks = LockManager.builder(store).leaseTime(Duration.ofSeconds(30)).build()) {
             ExecutorService next = Executors.newSingleThreadExecutor();
 
@@ -196,13 +192,13 @@ class LocalHandOffTest {
 
     /** What another JVM sees of the key: the holder's remaining lease in ms. */
     private static long remainingTtl(InMemoryLockBackend store) {
-        AcquireResult answer = store.tryAcquire("k", "someone-else", 1_000);
+        AcquireResult answer = store.tryAcquire(LockKind.EXCLUSIVE, "k", "someone-else", 1_000);
         assertThat(answer).isInstanceOf(AcquireResult.Held.class);
         return ((AcquireResult.Held) answer).remainingTtlMillis();
     }
 
     /** Waits until a second thread queues for the key's turn behind its holder. */
-    private static void awaitQueued(LockManager locks, TappedBackend store) throws InterruptedException {
+    private static void awaitQueued(LockManager locks, RecordingBackend store) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         int acquiresBefore = store.acquires.get();
         while (!someThreadWaitsForTheTurn()) {

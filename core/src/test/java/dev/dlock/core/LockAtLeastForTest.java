@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.AcquireResult;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -39,12 +40,12 @@ class LockAtLeastForTest extends EngineTestSupport {
 
     @Test
     void anEarlyReleaseKeepsTheKeyToTheLastNanosecondNotAFractionOfAMillisecondLess() {
-        TappedBackend tapped = tapped();
+        RecordingBackend tapped = tapped();
         LockManager node = manager(tapped, b -> { });
         long before = System.nanoTime();
         node.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).lockAtLeastFor(Duration.ofMillis(400)).build()).close();
         // The release shortens the lease to what is left of lockAtLeastFor; the store counts it from when it got the call.
-        TappedBackend.SentRenewal kept = tapped.renewalsOf(key).get(0);
+        RecordingBackend.SentRenewal kept = tapped.sentRenewalsOf(key).get(0);
         long keptUntil = kept.sentAtNanos() + Duration.ofMillis(kept.renewal().leaseMillis()).toNanos();
         assertThat(keptUntil - before).as("ns the key stays taken after the acquisition began")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(400).toNanos());
@@ -56,7 +57,7 @@ class LockAtLeastForTest extends EngineTestSupport {
      */
     @Test
     void aRenewalInFlightAtTheReleaseCannotKeepTheKeyForAWholeLease() throws Exception {
-        TappedBackend tapped = tapped();
+        RecordingBackend tapped = tapped();
         CountDownLatch renewalSent = new CountDownLatch(1);
         CountDownLatch renewalMayArrive = new CountDownLatch(1);
         tapped.beforeRenew(batch -> {
@@ -82,7 +83,7 @@ class LockAtLeastForTest extends EngineTestSupport {
         assertThat(releasing.isAlive()).isFalse();
 
         long keepLeftMillis = 500 - Duration.ofNanos(System.nanoTime() - acquiredAt).toMillis();
-        AcquireResult seen = manager().backend().tryAcquire(key, "another-owner", 1_000);
+        AcquireResult seen = manager().backend().tryAcquire(LockKind.EXCLUSIVE, key, "another-owner", 1_000);
         assertThat(seen).as("the key after the release, before lockAtLeastFor ends").isInstanceOf(AcquireResult.Held.class);
         assertThat(((AcquireResult.Held) seen).remainingTtlMillis()).as("ms the store keeps the key (lockAtLeastFor leaves "
                 + keepLeftMillis + " ms)").isLessThanOrEqualTo(Math.max(0, keepLeftMillis) + 1);

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -76,7 +77,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void reentryCostsNoStoreCallAndTheOutermostReleaseFreesTheKey() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> { });
         try (LockHandle outer = locks.acquire(key, Duration.ZERO)) {
             try (LockHandle middle = locks.acquire(key, Duration.ZERO);
@@ -186,7 +187,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void closingTwiceReleasesOnceAndFailsLoudly() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager holder = manager(backend, b -> { });
         LockHandle lock = holder.acquire(key, Duration.ZERO);
         lock.close();
@@ -202,7 +203,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void aClosedManagerRefusesNewLocksWithoutAskingTheStore() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> { });
         locks.close();
         assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).isInstanceOf(IllegalStateException.class)
@@ -212,7 +213,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void badKeysAreRejectedBeforeTouchingTheStore() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> { });
         assertThatThrownBy(() -> locks.acquire(null, Duration.ZERO)).isInstanceOf(LockKeyException.class).hasMessageContaining("null");
         assertThatThrownBy(() -> locks.acquire("  ", Duration.ZERO)).isInstanceOf(LockKeyException.class).hasMessageContaining("blank");
@@ -266,13 +267,13 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void aFixedLeaseIsNeverRenewed() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)));
         String witness = key + ":witness";
         try (LockHandle fixed = locks.acquire(LockRequest.builder(key).leaseTime(Duration.ofSeconds(30)).waitTime(Duration.ZERO).build());
              LockHandle watched = locks.acquire(witness, Duration.ZERO)) {
-            await("three renewals of a watched lease", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
-            assertThat(backend.renewalsOf(key)).isEmpty();
+            await("three renewals of a watched lease", Duration.ofSeconds(10), () -> backend.sentRenewalsOf(witness).size() >= 3);
+            assertThat(backend.sentRenewalsOf(key)).isEmpty();
             assertThat(locks.heldLocks()).filteredOn(held -> held.key().equals(key)).singleElement()
                     .satisfies(held -> assertThat(held.watchdogManaged()).isFalse());
             assertThat(locks.watchedLeaseCount()).isEqualTo(1);
@@ -299,7 +300,7 @@ class LockManagerTest extends EngineTestSupport {
     @Test
     void aWaiterAsksTheStoreTwiceThenSleepsUntilTheReleaseWakesIt() throws Exception {
         LockHandle lock = manager().acquire(key, Duration.ZERO);
-        TappedBackend waiterBackend = tapped();
+        RecordingBackend waiterBackend = tapped();
         LockManager waiter = manager(waiterBackend, b -> { });
         AtomicLong acquiredAt = new AtomicLong();
         Thread waiting = start("waiter", () -> {
@@ -322,7 +323,7 @@ class LockManagerTest extends EngineTestSupport {
     @Test
     void withoutReleaseNoticesAWaiterPollsWithABackoffNeverSpinning() throws Exception {
         LockHandle lock = manager().acquire(key, Duration.ZERO);
-        TappedBackend silent = tapped();
+        RecordingBackend silent = tapped();
         LockManager waiter = manager(new NoNoticesBackend(silent), b -> { });
         AtomicLong acquiredAt = new AtomicLong();
         Thread waiting = start("waiter", () -> {
@@ -344,7 +345,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void anInterruptEndsTheWaitAndLeavesNothingHeld() throws Exception {
-        TappedBackend waiterBackend = tapped();
+        RecordingBackend waiterBackend = tapped();
         LockManager waiter = manager(waiterBackend, b -> { });
         AtomicReference<Throwable> outcome = new AtomicReference<>();
         AtomicBoolean stillInterrupted = new AtomicBoolean();
@@ -372,7 +373,7 @@ class LockManagerTest extends EngineTestSupport {
 
     @Test
     void anAbortConditionEndsTheWaitWithinItsCheckInterval() throws Exception {
-        TappedBackend waiterBackend = tapped();
+        RecordingBackend waiterBackend = tapped();
         LockManager waiter = manager(waiterBackend, b -> { });
         AtomicBoolean soldOut = new AtomicBoolean();
         AtomicReference<Throwable> outcome = new AtomicReference<>();
@@ -505,7 +506,7 @@ class LockManagerTest extends EngineTestSupport {
     /** A release whose first reply is lost but which did free the key is a normal release, not a lost lease. */
     @Test
     void aReleaseWhoseReplyWasLostIsRepeatedAndNotReportedLost() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicBoolean replyLost = new AtomicBoolean();
         backend.aroundRelease(call -> {
             if (replyLost.compareAndSet(false, true)) {
@@ -535,7 +536,7 @@ class LockManagerTest extends EngineTestSupport {
      */
     @Test
     void aReleaseAfterTheStoreForgotTheLeaseAndAnotherTookTheKeyReportsTheLoss() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicBoolean connectionClosed = new AtomicBoolean(true);
         backend.aroundRelease(call -> {
             if (connectionClosed.getAndSet(false)) {
@@ -558,7 +559,7 @@ class LockManagerTest extends EngineTestSupport {
     /** When the store stays unreachable, the release says that its outcome is unknown, and the key is left to expire. */
     @Test
     void aReleaseThatCannotReachTheStoreSaysTheOutcomeIsUnknown() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         backend.aroundRelease(call -> {
             throw new LockBackendException("injected: connection refused", null);
         });
@@ -585,7 +586,7 @@ class LockManagerTest extends EngineTestSupport {
      */
     @Test
     void aReleaseThatCannotReachTheStoreAfterTheLeaseMayHaveRunOutReportsTheLoss() throws InterruptedException {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         backend.aroundRelease(call -> {
             throw new LockBackendException("injected: CLUSTERDOWN The cluster is down", null);
         });
@@ -619,13 +620,13 @@ class LockManagerTest extends EngineTestSupport {
         }
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-            return store.tryAcquire(key, owner, leaseMillis);
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+            return store.tryAcquire(kind, key, owner, leaseMillis);
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
-            return store.release(key, owner, fencingToken);
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+            return store.release(kind, key, owner, fencingToken);
         }
 
         @Override

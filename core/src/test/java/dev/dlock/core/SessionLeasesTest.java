@@ -39,9 +39,9 @@ class SessionLeasesTest extends EngineTestSupport {
         private final List<LeaseLossListener> listeners = new CopyOnWriteArrayList<>();
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
             leasesAsked.add(leaseMillis);
-            AcquireResult result = store.tryAcquire(key, owner, leaseMillis == UNTIL_RELEASED ? SESSION_HOLD_MILLIS : leaseMillis);
+            AcquireResult result = store.tryAcquire(kind, key, owner, leaseMillis == UNTIL_RELEASED ? SESSION_HOLD_MILLIS : leaseMillis);
             if (result instanceof AcquireResult.Acquired acquired) {
                 sessionHeld.put(key, acquired);
                 owners.put(key, owner);
@@ -50,9 +50,9 @@ class SessionLeasesTest extends EngineTestSupport {
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
             owners.remove(key, owner);
-            return store.release(key, owner, fencingToken);
+            return store.release(kind, key, owner, fencingToken);
         }
 
         @Override
@@ -74,7 +74,7 @@ class SessionLeasesTest extends EngineTestSupport {
         /** The session expires: the store frees every key it held, then the backend tells the engine. */
         void endSession() {
             owners.forEach((key, owner) -> {
-                store.release(key, owner, sessionHeld.get(key).fencingToken());
+                store.release(LockKind.EXCLUSIVE, key, owner, sessionHeld.get(key).fencingToken());
                 listeners.forEach(l -> l.leaseLost(key, owner, "the store session expired"));
             });
             owners.clear();

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,10 +24,10 @@ import org.junit.jupiter.api.Test;
  */
 class SlowGrantTest extends EngineTestSupport {
 
-    private TappedBackend slowFirstReply(long replyDelayMillis) {
-        TappedBackend backend = tapped();
+    private RecordingBackend slowFirstReply(long replyDelayMillis) {
+        RecordingBackend backend = tapped();
         AtomicInteger slowReplies = new AtomicInteger(1);
-        backend.afterAcquire(result -> {
+        backend.afterAcquire((owner, result) -> {
             if (result instanceof AcquireResult.Acquired && slowReplies.getAndDecrement() > 0) {
                 try {
                     Thread.sleep(replyDelayMillis);
@@ -40,7 +41,7 @@ class SlowGrantTest extends EngineTestSupport {
 
     @Test
     void aWatchdogGrantArrivingAfterItsLeaseIsGivenBackAndAskedAgain() {
-        TappedBackend backend = slowFirstReply(150);
+        RecordingBackend backend = slowFirstReply(150);
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(60)));
         try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(5))) {
             assertThat(lock.isHeld()).as("the lock handed out is held").isTrue();
@@ -50,7 +51,7 @@ class SlowGrantTest extends EngineTestSupport {
 
     @Test
     void aFixedLeaseGrantArrivingAfterItsLeaseIsGivenBackAndAskedAgain() {
-        TappedBackend backend = slowFirstReply(150);
+        RecordingBackend backend = slowFirstReply(150);
         LockManager locks = manager(backend, b -> { });
         try (LockHandle lock = locks.acquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(5))
                 .leaseTime(Duration.ofMillis(100)).build())) {
@@ -61,7 +62,7 @@ class SlowGrantTest extends EngineTestSupport {
 
     @Test
     void anAsynchronousGrantArrivingAfterItsLeaseIsGivenBackToo() throws Exception {
-        TappedBackend backend = slowFirstReply(150);
+        RecordingBackend backend = slowFirstReply(150);
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(60)));
         LockHandle lock = locks.acquireAsync(LockRequest.builder(key).waitTime(Duration.ofSeconds(5)).build()).get(10, TimeUnit.SECONDS);
         assertThat(lock.isHeld()).isTrue();
@@ -71,8 +72,8 @@ class SlowGrantTest extends EngineTestSupport {
 
     @Test
     void whenEveryReplyIsTooSlowTheWaitEndsWithATimeout() {
-        TappedBackend backend = tapped();
-        backend.afterAcquire(result -> {
+        RecordingBackend backend = tapped();
+        backend.afterAcquire((owner, result) -> {
             try {
                 Thread.sleep(80);
             } catch (InterruptedException e) {
@@ -93,14 +94,14 @@ class SlowGrantTest extends EngineTestSupport {
     void aFairWaiterWhoseLateGrantTheStoreStillHoldsKeepsItsTurn() throws Exception {
         AtomicLong storeClock = new AtomicLong();
         InMemoryLockBackend shared = InMemoryLockBackend.builder().clock(storeClock::get).build();
-        TappedBackend first = new TappedBackend(shared);
+        RecordingBackend first = withoutHandOff(shared);
         AtomicBoolean nextGrantSlow = new AtomicBoolean(true);
-        first.afterAcquire(result -> {
+        first.afterAcquire((owner, result) -> {
             if (result instanceof AcquireResult.Acquired && nextGrantSlow.getAndSet(false)) {
                 sleep(150);
             }
         });
-        TappedBackend second = new TappedBackend(shared);
+        RecordingBackend second = withoutHandOff(shared);
         LockManager holderJvm = manager(shared, b -> { });
         LockManager firstJvm = manager(first, b -> b.leaseTime(Duration.ofMillis(60)));
         LockManager secondJvm = manager(second, b -> { });

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -23,7 +24,7 @@ class StoreCapabilitiesTest extends EngineTestSupport {
 
     @Test
     void anAcquisitionThatTimesOutWithdrawsItsOwnerOnce() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager waiter = manager(backend, b -> { });
         try (LockHandle held = manager().acquire(key, Duration.ZERO)) {
             assertThat(waiter.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofMillis(50)).build())).isEmpty();
@@ -34,7 +35,7 @@ class StoreCapabilitiesTest extends EngineTestSupport {
 
     @Test
     void anAcquisitionThatSucceedsWithdrawsNothing() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> { });
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
             assertThat(lock.isHeld()).isTrue();
@@ -44,7 +45,7 @@ class StoreCapabilitiesTest extends EngineTestSupport {
 
     @Test
     void anInterruptedAbortedOrFailedAcquisitionWithdraws() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager waiter = manager(backend, b -> { });
         try (LockHandle held = manager().acquire(key, Duration.ZERO)) {
             Thread waiting = start("interrupted-waiter", () -> waiter.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(30)).build()));
@@ -57,7 +58,7 @@ class StoreCapabilitiesTest extends EngineTestSupport {
             assertThat(waiter.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(30)).abortIf(abort::get).build())).isEmpty();
             assertThat(backend.withdrawals).as("after the abort").hasSize(2);
         }
-        TappedBackend unreachable = new TappedBackend(new UnreachableStore());
+        RecordingBackend unreachable = new RecordingBackend(new UnreachableStore());
         LockManager failing = manager(unreachable, b -> { });
         assertThatThrownBy(() -> failing.acquire(key, Duration.ofSeconds(1))).isInstanceOf(LockBackendException.class);
         assertThat(unreachable.withdrawals).as("after a store error").hasSize(1);
@@ -65,13 +66,13 @@ class StoreCapabilitiesTest extends EngineTestSupport {
 
     @Test
     void aStoreWithoutFencingMakesTheHandleRefuseATokenNamingTheStore() {
-        TappedBackend backend = tapped();
-        backend.fencing = false;
+        RecordingBackend backend = tapped();
+        backend.alterCapabilities(declared -> declared.withFencing(false));
         LockManager locks = manager(backend, b -> { });
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
             assertThat(lock.isHeld()).as("the lock itself works").isTrue();
             assertThatThrownBy(lock::fencingToken).isInstanceOf(UnsupportedOperationException.class)
-                    .hasMessageContaining(key).hasMessageContaining("TappedBackend").hasMessageContaining("no fencing tokens");
+                    .hasMessageContaining(key).hasMessageContaining("RecordingBackend").hasMessageContaining("no fencing tokens");
             assertThat(lock.toString()).contains("no fencing token");
         }
         try (LockHandle lock = manager().acquire(key, Duration.ZERO)) {
@@ -83,12 +84,12 @@ class StoreCapabilitiesTest extends EngineTestSupport {
     private static final class UnreachableStore implements LockBackend {
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
             throw new LockBackendException("connection refused", null);
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
             throw new LockBackendException("connection refused", null);
         }
 

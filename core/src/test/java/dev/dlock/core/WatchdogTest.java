@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.StoreNode;
 import org.junit.jupiter.api.Test;
 
@@ -51,12 +52,12 @@ class WatchdogTest extends EngineTestSupport {
     @Test
     void aLeaseIsRenewedEveryThirdOfItAndStaysHeld() {
         long leaseMillis = 900;
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(leaseMillis)));
         LockManager other = manager();
         long before = System.nanoTime();
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
-            while (backend.renewalsOf(key).size() < 4) {
+            while (backend.sentRenewalsOf(key).size() < 4) {
                 assertThat(lock.isHeld()).as("held between renewals").isTrue();
                 sleepBriefly();
                 assertThat(System.nanoTime() - before).as("four renewals within four thirds of the lease and a margin")
@@ -67,7 +68,7 @@ class WatchdogTest extends EngineTestSupport {
         }
         List<Long> sentAt = new ArrayList<>();
         sentAt.add(before);
-        backend.renewalsOf(key).forEach(r -> sentAt.add(r.sentAtNanos()));
+        backend.sentRenewalsOf(key).forEach(r -> sentAt.add(r.sentAtNanos()));
         long third = TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
         // A slot may fire up to one slot (10 ms) before a lease's due time; one more slot for scheduling noise.
         long earliest = third - TimeUnit.MILLISECONDS.toNanos(3 * Watchdog.SLOT_MILLIS);
@@ -76,12 +77,12 @@ class WatchdogTest extends EngineTestSupport {
                     .isGreaterThanOrEqualTo(earliest)
                     .isLessThan(TimeUnit.MILLISECONDS.toNanos(leaseMillis));
         }
-        assertThat(backend.renewalsOf(key)).allSatisfy(r -> assertThat(r.renewal().leaseMillis()).isEqualTo(leaseMillis));
+        assertThat(backend.sentRenewalsOf(key)).allSatisfy(r -> assertThat(r.renewal().leaseMillis()).isEqualTo(leaseMillis));
     }
 
     @Test
     void manyLeasesAreRenewedInBatchesOfTheConfiguredSize() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)).renewalBatchSize(10));
         List<LockHandle> handles = new ArrayList<>();
         try {
@@ -89,7 +90,7 @@ class WatchdogTest extends EngineTestSupport {
                 handles.add(locks.acquire(key + ":" + i, Duration.ZERO));
             }
             await("every lease renewed once", Duration.ofSeconds(10),
-                    () -> handles.stream().allMatch(h -> !backend.renewalsOf(h.key()).isEmpty()));
+                    () -> handles.stream().allMatch(h -> !backend.sentRenewalsOf(h.key()).isEmpty()));
             int callsForTheFirstRound = indexOfFirstBatchThatRenewedEveryone(backend, handles) + 1;
             assertThat(backend.batchSizes).allSatisfy(size -> assertThat(size).isBetween(1, 10));
             assertThat(callsForTheFirstRound).as("store calls to renew 50 leases once").isLessThanOrEqualTo(10);
@@ -98,13 +99,13 @@ class WatchdogTest extends EngineTestSupport {
         }
     }
 
-    private static int indexOfFirstBatchThatRenewedEveryone(TappedBackend backend, List<LockHandle> handles) {
+    private static int indexOfFirstBatchThatRenewedEveryone(RecordingBackend backend, List<LockHandle> handles) {
         List<String> pending = new ArrayList<>(handles.stream().map(LockHandle::key).toList());
         int entry = 0;
         List<Integer> sizes = backend.batchSizes;
         for (int call = 0; call < sizes.size(); call++) {
             for (int i = 0; i < sizes.get(call); i++) {
-                pending.remove(backend.renewals.get(entry++).renewal().key());
+                pending.remove(backend.renewals.get(entry++).key());
             }
             if (pending.isEmpty()) {
                 return call;
@@ -115,23 +116,23 @@ class WatchdogTest extends EngineTestSupport {
 
     @Test
     void aReleasedLeaseIsNeverRenewedAgain() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)));
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
-            await("a first renewal", Duration.ofSeconds(5), () -> !backend.renewalsOf(key).isEmpty());
+            await("a first renewal", Duration.ofSeconds(5), () -> !backend.sentRenewalsOf(key).isEmpty());
         }
-        int renewalsAtRelease = backend.renewalsOf(key).size();
+        int renewalsAtRelease = backend.sentRenewalsOf(key).size();
         String witness = key + ":witness";
         try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
             // Three renewals of another lease prove the watchdog went round several times since.
-            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.sentRenewalsOf(witness).size() >= 3);
         }
-        assertThat(backend.renewalsOf(key)).hasSize(renewalsAtRelease);
+        assertThat(backend.sentRenewalsOf(key)).hasSize(renewalsAtRelease);
     }
 
     @Test
     void aReleaseThatLandsWhileTheWatchdogHoldsTheLeaseWins() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         Events events = new Events();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(300)).listener(events));
         CountDownLatch renewalInHand = new CountDownLatch(1);
@@ -149,9 +150,9 @@ class WatchdogTest extends EngineTestSupport {
         released.countDown();
         String witness = key + ":witness";
         try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
-            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.sentRenewalsOf(witness).size() >= 3);
         }
-        assertThat(backend.renewalsOf(key)).as("only the renewal that was in hand").hasSize(1);
+        assertThat(backend.sentRenewalsOf(key)).as("only the renewal that was in hand").hasSize(1);
         assertThat(events.lostReasons).as("a released lease is not reported lost").isEmpty();
         assertThat(events.renewed).as("the late answer for a released lease is no renewal").doesNotContain(key);
         assertFree(manager(), key, "the key is free");
@@ -215,7 +216,7 @@ class WatchdogTest extends EngineTestSupport {
     @Test
     void aLeaseWhoseRenewalIsNotAnsweredByItsExpiryIsReportedLost() throws Exception {
         long leaseMillis = 300;
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         Events events = new Events();
         LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(leaseMillis)).listener(events));
         CountDownLatch renewalHangs = new CountDownLatch(1);
@@ -245,12 +246,12 @@ class WatchdogTest extends EngineTestSupport {
         }
         await("the stall to clear", Duration.ofSeconds(5), () -> locks.watchdogStalledCalls() == 0);
         assertThat(locks.watchdogStallCount()).isGreaterThanOrEqualTo(1);
-        int renewalsAfterTheAnswer = backend.renewalsOf(key).size();
+        int renewalsAfterTheAnswer = backend.sentRenewalsOf(key).size();
         String witness = key + ":witness";
         try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
-            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.renewalsOf(witness).size() >= 3);
+            await("three renewals of the witness", Duration.ofSeconds(10), () -> backend.sentRenewalsOf(witness).size() >= 3);
         }
-        assertThat(backend.renewalsOf(key)).as("a lost lease is never renewed again").hasSize(renewalsAfterTheAnswer);
+        assertThat(backend.sentRenewalsOf(key)).as("a lost lease is never renewed again").hasSize(renewalsAfterTheAnswer);
         assertThat(events.renewed).as("the late answer counts as no renewal").doesNotContain(key);
         assertThat(lock.state()).isEqualTo(LockState.LOST);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
@@ -259,7 +260,7 @@ class WatchdogTest extends EngineTestSupport {
     /** Keys on a node whose renewal call hangs are lost; keys on another node keep being renewed meanwhile. */
     @Test
     void aHangingNodeDelaysOnlyItsOwnLeases() throws Exception {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         String stalledKey = key + ":stalled-node";
         String healthyKey = key + ":healthy-node";
         backend.renewalGroups(k -> new StoreNode(k.endsWith(":stalled-node") ? "stalled" : "healthy"));
@@ -275,9 +276,9 @@ class WatchdogTest extends EngineTestSupport {
             LockHandle stalled = locks.acquire(stalledKey, Duration.ZERO);
             try {
                 await("the stalled node's lease lost", Duration.ofSeconds(5), () -> stalled.state() == LockState.LOST);
-                int renewedBefore = backend.renewalsOf(healthyKey).size();
+                int renewedBefore = backend.sentRenewalsOf(healthyKey).size();
                 await("three more renewals on the healthy node", Duration.ofSeconds(5),
-                        () -> backend.renewalsOf(healthyKey).size() >= renewedBefore + 3);
+                        () -> backend.sentRenewalsOf(healthyKey).size() >= renewedBefore + 3);
                 assertThat(healthy.isHeld()).isTrue();
                 assertThat(events.lostReasons).as("only the stalled node's lease").hasSize(1);
             } finally {
@@ -290,7 +291,7 @@ class WatchdogTest extends EngineTestSupport {
     /** A store unreachable for a moment: the failed renewals are retried before the lease runs out, and it stays held. */
     @Test
     void renewalsThatFailForAMomentAreRetriedInTime() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicInteger failuresLeft = new AtomicInteger(4);
         backend.beforeRenew(batch -> {
             if (failuresLeft.getAndDecrement() > 0) {
@@ -313,7 +314,7 @@ class WatchdogTest extends EngineTestSupport {
     @Test
     void renewalsThatKeepFailingEndInALostLease() {
         long leaseMillis = 300;
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicInteger attempts = new AtomicInteger();
         backend.beforeRenew(batch -> {
             attempts.incrementAndGet();
@@ -335,7 +336,7 @@ class WatchdogTest extends EngineTestSupport {
     /** A renewal call that dies with an Error must not leave its lease without renewals. */
     @Test
     void aRenewalCallDyingWithAnErrorLeavesItsLeaseRenewed() {
-        TappedBackend backend = tapped();
+        RecordingBackend backend = tapped();
         AtomicInteger errorsLeft = new AtomicInteger(2);
         backend.beforeRenew(batch -> {
             if (errorsLeft.getAndDecrement() > 0) {

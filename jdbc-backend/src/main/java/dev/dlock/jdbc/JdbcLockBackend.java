@@ -33,6 +33,8 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -153,7 +155,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
      * a key without a row costs a second statement (the first creates the row).
      */
     @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
         requireOwner(owner);
         requirePositive(leaseMillis, "leaseMillis");
         for (int attempt = 1; ; attempt++) {
@@ -343,7 +346,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
      * from a lost lease.
      */
     @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        BackendCapabilities.requireExclusive(this, kind);
         requireOwner(owner);
         try (Connection connection = connection()) {
             if (releaseOnce(connection, key, owner)) {

@@ -1,5 +1,6 @@
 package dev.dlock.jdbc;
 
+import dev.dlock.core.LockKind;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -78,13 +79,13 @@ class MariaDbMySqlPathScenarioTest {
              JdbcLockBackend other = JdbcLockBackend.builder(otherPool).dialect(JdbcDialect.MYSQL)
                      .queryTimeout(Duration.ofSeconds(30)).cleanupInterval(Duration.ZERO).build();
              Connection observer = mariaDb.admin()) {
-            Future<AcquireResult> stalledAcquire = threads.submit(() -> stalled.tryAcquire(key, "stalled-owner", 60_000));
+            Future<AcquireResult> stalledAcquire = threads.submit(() -> stalled.tryAcquire(LockKind.EXCLUSIVE, key, "stalled-owner", 60_000));
             proxy.awaitStalled(Duration.ofSeconds(10));
 
-            AcquireResult earlier = other.tryAcquire(key, "earlier-owner", 60_000);
+            AcquireResult earlier = other.tryAcquire(LockKind.EXCLUSIVE, key, "earlier-owner", 60_000);
             assertThat(earlier).as("the key is free while the other acquire is stalled").isInstanceOf(AcquireResult.Acquired.class);
             long earlierToken = ((AcquireResult.Acquired) earlier).fencingToken();
-            assertThat(other.release(key, "earlier-owner", earlierToken)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(other.release(LockKind.EXCLUSIVE, key, "earlier-owner", earlierToken)).isEqualTo(ReleaseResult.RELEASED);
             try (PreparedStatement age = observer.prepareStatement(MariaDbScenarioTest.AGE_FREE_ROWS)) {
                 age.setString(1, key);
                 assertThat(age.executeUpdate()).isEqualTo(1);
@@ -148,10 +149,10 @@ class MariaDbMySqlPathScenarioTest {
 
     /** Takes the free {@code key} as {@code owner}, releases it, and returns its token. */
     private static long takeAndRelease(JdbcLockBackend locks, String key, String owner) {
-        AcquireResult taken = locks.tryAcquire(key, owner, 60_000);
+        AcquireResult taken = locks.tryAcquire(LockKind.EXCLUSIVE, key, owner, 60_000);
         assertThat(taken).as("%s takes the free key", owner).isInstanceOf(AcquireResult.Acquired.class);
         long token = ((AcquireResult.Acquired) taken).fencingToken();
-        assertThat(locks.release(key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(locks.release(LockKind.EXCLUSIVE, key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
         return token;
     }
 

@@ -1,5 +1,6 @@
 package dev.dlock.jdbc;
 
+import dev.dlock.core.LockKind;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -108,7 +109,7 @@ class PostgresScenarioTest {
                     .isBetween(Duration.ofMinutes(9), Duration.ofMinutes(10));
 
             assertThat(second.tryAcquire(key)).as("live by the database's clock, long expired by the JVM's").isEmpty();
-            AcquireResult answer = secondBackend.tryAcquire(key, "other-owner", 1_000);
+            AcquireResult answer = secondBackend.tryAcquire(LockKind.EXCLUSIVE, key, "other-owner", 1_000);
             assertThat(answer).isInstanceOfSatisfying(AcquireResult.Held.class,
                     held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 3_000L));
 
@@ -263,7 +264,7 @@ class PostgresScenarioTest {
                 insert.executeUpdate();
             }
             Object blockerPid = queryValue(blocker, "SELECT pg_backend_pid()", null);
-            Future<AcquireResult> stalledAcquire = caller.submit(() -> stalled.tryAcquire(key, "stalled-owner", 60_000));
+            Future<AcquireResult> stalledAcquire = caller.submit(() -> stalled.tryAcquire(LockKind.EXCLUSIVE, key, "stalled-owner", 60_000));
             Object[] stalledPid = new Object[1];
             awaitTrue(Duration.ofSeconds(10), "the acquire statement waits on the uncommitted row", () -> (stalledPid[0] = queryValue(
                     observer, "SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))", blockerPid)) != null);
@@ -271,10 +272,10 @@ class PostgresScenarioTest {
             ServerProcesses.signal("STOP", ((Number) stalledPid[0]).longValue());
             try {
                 blocker.rollback();
-                AcquireResult earlier = other.tryAcquire(key, "earlier-owner", 60_000);
+                AcquireResult earlier = other.tryAcquire(LockKind.EXCLUSIVE, key, "earlier-owner", 60_000);
                 assertThat(earlier).as("the key is free while the other acquire is stalled").isInstanceOf(AcquireResult.Acquired.class);
                 earlierToken = ((AcquireResult.Acquired) earlier).fencingToken();
-                assertThat(other.release(key, "earlier-owner", earlierToken)).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(other.release(LockKind.EXCLUSIVE, key, "earlier-owner", earlierToken)).isEqualTo(ReleaseResult.RELEASED);
                 try (PreparedStatement age = observer.prepareStatement(AGE_FREE_ROWS)) {
                     age.setString(1, key);
                     assertThat(age.executeUpdate()).isEqualTo(1);

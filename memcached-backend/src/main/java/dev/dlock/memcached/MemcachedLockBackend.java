@@ -14,6 +14,8 @@ import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -28,7 +30,7 @@ import dev.dlock.core.spi.StoreNode;
  * memcached may evict a held lock when it needs memory, and forgets every lock when it restarts, without
  * telling anyone; another owner can then take the key while its holder still runs. Use it where a rare
  * double execution costs only work (a cache refresh, a report run twice), never to protect data. There are no
- * fencing tokens ({@link #supportsFencing()} is false).
+ * fencing tokens (its {@link #capabilities()} say so).
  *
  * <p><b>Items.</b> A key's lock is one item whose value is its holder's owner token, stored with {@code add} and a
  * TTL covering the lease; renewal and release read it and then write or delete it by compare-and-swap on its
@@ -49,6 +51,7 @@ import dev.dlock.core.spi.StoreNode;
  */
 public final class MemcachedLockBackend implements LockBackend, RenewalGrouping {
 
+    private static final BackendCapabilities CAPABILITIES = BackendCapabilities.DEFAULT.withFencing(false);
     private static final Logger log = LoggerFactory.getLogger(MemcachedLockBackend.class);
 
     /** memcached's port when a server names none. */
@@ -112,7 +115,8 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
      * its lease set again by compare-and-swap. Otherwise reports the holder's remaining TTL.
      */
     @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
         byte[] value = ownerBytes(owner);
         long ttl = ttlSeconds(leaseMillis);
         Server server = serverOf(key);
@@ -168,7 +172,8 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
      * {@code fencingToken} is not needed: an owner token names one acquisition.
      */
     @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        BackendCapabilities.requireExclusive(this, kind);
         byte[] value = ownerBytes(owner);
         Server server = serverOf(key);
         String lockKey = keys.lock(key);
@@ -196,7 +201,7 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
 
     private void releaseQuietly(String key, String owner) {
         try {
-            release(key, owner, NO_TOKEN);
+            release(LockKind.EXCLUSIVE, key, owner, NO_TOKEN);
         } catch (RuntimeException e) {
             log.debug("Best-effort release of memcached key '{}' after a failed acquire also failed: {}", key, e.toString());
         }
@@ -295,10 +300,10 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
         return RENEWAL_BATCH_SIZE;
     }
 
-    /** False: memcached keeps no counter that survives an eviction or a restart, so no token could be made safe. */
+    /** Exclusive locks without fencing tokens: memcached keeps no counter that survives an eviction or a restart, so no token could be made safe. */
     @Override
-    public boolean supportsFencing() {
-        return false;
+    public BackendCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     /** One {@code mn} round trip to every server; returns the slowest, in nanoseconds. */

@@ -87,10 +87,10 @@ class MemcachedLockBackendTest {
         MemcachedLockBackend store = backend();
         long leaseMillis = 1999;
         long sentAt = System.nanoTime();
-        assertThat(store.tryAcquire(key, owner(), leaseMillis)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), leaseMillis)).isInstanceOf(AcquireResult.Acquired.class);
         String taker = owner();
         long deadline = sentAt + TimeUnit.SECONDS.toNanos(10);
-        while (!(store.tryAcquire(key, taker, 30_000) instanceof AcquireResult.Acquired)) {
+        while (!(store.tryAcquire(LockKind.EXCLUSIVE, key, taker, 30_000) instanceof AcquireResult.Acquired)) {
             assertThat(System.nanoTime()).as("the lease ran out within 10 s").isLessThan(deadline);
             sleepMillis(10);
         }
@@ -101,8 +101,8 @@ class MemcachedLockBackendTest {
     @Test
     void aRefusedAttemptTellsTheHoldersRemainingLeaseRoundedUpToASecond() {
         MemcachedLockBackend store = backend();
-        store.tryAcquire(key, owner(), 10_000);
-        AcquireResult refused = store.tryAcquire(key, owner(), 10_000);
+        store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 10_000);
+        AcquireResult refused = store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 10_000);
         assertThat(refused).isInstanceOfSatisfying(AcquireResult.Held.class, held -> {
             assertThat(held.remainingTtlMillis()).as("at most the stored 11 s").isPositive().isLessThanOrEqualTo(11_000L);
             assertThat(held.remainingTtlMillis() % 1000).as("whole seconds").isZero();
@@ -111,7 +111,7 @@ class MemcachedLockBackendTest {
 
     @Test
     void aLeaseLongerThanMemcachedCanKeepIsRefusedSayingWhy() {
-        assertThatThrownBy(() -> backend().tryAcquire(key, owner(), Duration.ofDays(30).toMillis()))
+        assertThatThrownBy(() -> backend().tryAcquire(LockKind.EXCLUSIVE, key, owner(), Duration.ofDays(30).toMillis()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 29 days")
                 .hasMessageContaining("memcached reads a longer TTL as a date");
     }
@@ -122,9 +122,9 @@ class MemcachedLockBackendTest {
     void aRepeatedAcquireByTheOwnerIsAcquiredAndOthersAreStillRefused() {
         MemcachedLockBackend store = backend();
         String owner = owner();
-        assertThat(store.tryAcquire(key, owner, 5_000)).isInstanceOf(AcquireResult.Acquired.class);
-        assertThat(store.tryAcquire(key, owner, 20_000)).as("the same owner again (a lost reply)").isInstanceOf(AcquireResult.Acquired.class);
-        assertThat(store.tryAcquire(key, owner(), 5_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 5_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 20_000)).as("the same owner again (a lost reply)").isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 5_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).as("the repeated call set the lease to 20 s").isGreaterThan(15_000L));
     }
 
@@ -132,17 +132,17 @@ class MemcachedLockBackendTest {
     void releaseTellsARepeatedReleaseFromAnotherOwnersAcquisition() {
         MemcachedLockBackend store = backend();
         String first = owner();
-        store.tryAcquire(key, first, 30_000);
-        assertThat(store.release(key, owner(), 0)).as("a stranger's release").isEqualTo(ReleaseResult.NOT_OWNER);
-        assertThat(store.tryAcquire(key, owner(), 30_000)).as("still held after it").isInstanceOf(AcquireResult.Held.class);
-        assertThat(store.release(key, first, 0)).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(store.release(key, first, 0)).as("the same release again (a lost reply)").isEqualTo(ReleaseResult.ALREADY_FREE);
+        store.tryAcquire(LockKind.EXCLUSIVE, key, first, 30_000);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, owner(), 0)).as("a stranger's release").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 30_000)).as("still held after it").isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, first, 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, first, 0)).as("the same release again (a lost reply)").isEqualTo(ReleaseResult.ALREADY_FREE);
 
         String second = owner();
-        store.tryAcquire(key, second, 30_000);
-        assertThat(store.release(key, first, 0)).as("after another owner took the key").isEqualTo(ReleaseResult.NOT_OWNER);
-        store.release(key, second, 0);
-        assertThat(store.release(key, first, 0)).as("after another owner took and released the key").isEqualTo(ReleaseResult.NOT_OWNER);
+        store.tryAcquire(LockKind.EXCLUSIVE, key, second, 30_000);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, first, 0)).as("after another owner took the key").isEqualTo(ReleaseResult.NOT_OWNER);
+        store.release(LockKind.EXCLUSIVE, key, second, 0);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, first, 0)).as("after another owner took and released the key").isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
@@ -151,21 +151,21 @@ class MemcachedLockBackendTest {
         String owner = owner();
         String other = owner();
         List<String> keys = List.of(key + ":live", key + ":deleted", key + ":taken", key + ":live2", key + ":released");
-        keys.forEach(k -> store.tryAcquire(k, owner, 30_000));
+        keys.forEach(k -> store.tryAcquire(LockKind.EXCLUSIVE, k, owner, 30_000));
         memcached.server().delete(new MemcachedKeys(MemcachedLockBackend.DEFAULT_KEY_PREFIX).lock(keys.get(1)));
-        store.release(keys.get(2), owner, 0);
-        store.tryAcquire(keys.get(2), other, 30_000);
-        store.release(keys.get(4), owner, 0);
+        store.release(LockKind.EXCLUSIVE, keys.get(2), owner, 0);
+        store.tryAcquire(LockKind.EXCLUSIVE, keys.get(2), other, 30_000);
+        store.release(LockKind.EXCLUSIVE, keys.get(4), owner, 0);
 
         List<RenewalResult> results = store.renew(keys.stream().map(k -> new LeaseRenewal(k, owner, 60_000)).toList());
 
         assertThat(results).containsExactly(RenewalResult.RENEWED, RenewalResult.EXPIRED, RenewalResult.TAKEN,
                 RenewalResult.RENEWED, RenewalResult.EXPIRED);
-        assertThat(store.tryAcquire(keys.get(0), owner(), 1_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(0), owner(), 1_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).as("renewed to 60 s").isGreaterThan(50_000L));
-        assertThat(store.tryAcquire(keys.get(2), owner(), 1_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(2), owner(), 1_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).as("the other owner's lease, untouched").isLessThanOrEqualTo(32_000L));
-        assertThat(store.tryAcquire(keys.get(4), owner(), 1_000)).as("a released key is not revived")
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(4), owner(), 1_000)).as("a released key is not revived")
                 .isInstanceOf(AcquireResult.Acquired.class);
     }
 
@@ -174,8 +174,8 @@ class MemcachedLockBackendTest {
     @Test
     void theStoreIssuesNoFencingTokensAndTakesExclusiveLocksOnly() {
         MemcachedLockBackend store = backend();
-        assertThat(store.supportsFencing()).isFalse();
-        assertThat(store.supportedModes()).isEqualTo(EnumSet.of(LockKind.Mode.EXCLUSIVE));
+        assertThat(store.capabilities().fencing()).isFalse();
+        assertThat(store.capabilities().modes()).isEqualTo(EnumSet.of(LockKind.Mode.EXCLUSIVE));
         try (LockHandle lock = manager(store).acquire(key, Duration.ZERO)) {
             assertThatThrownBy(lock::fencingToken).isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("MemcachedLockBackend").hasMessageContaining("issues no fencing tokens");
@@ -208,14 +208,14 @@ class MemcachedLockBackendTest {
         String[] distinct = {longKey + "a", longKey + "b", "order {42} with spaces, ünïcødé and }braces{", "tab\tand\nnewline"};
         String owner = owner();
         for (String k : distinct) {
-            assertThat(store.tryAcquire(k, owner, 30_000)).as("first acquisition of %s", k).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.tryAcquire(LockKind.EXCLUSIVE, k, owner, 30_000)).as("first acquisition of %s", k).isInstanceOf(AcquireResult.Acquired.class);
         }
         for (String k : distinct) {
-            assertThat(store.tryAcquire(k, owner(), 30_000)).as("another owner on %s", k).isInstanceOf(AcquireResult.Held.class);
+            assertThat(store.tryAcquire(LockKind.EXCLUSIVE, k, owner(), 30_000)).as("another owner on %s", k).isInstanceOf(AcquireResult.Held.class);
         }
         MemcachedLockBackend otherApplication = MemcachedLockBackend.builder(memcached.server().address()).keyPrefix("billing:").build();
         opened.add(otherApplication);
-        assertThat(otherApplication.tryAcquire(distinct[0], owner(), 30_000)).as("the same key under another prefix")
+        assertThat(otherApplication.tryAcquire(LockKind.EXCLUSIVE, distinct[0], owner(), 30_000)).as("the same key under another prefix")
                 .isInstanceOf(AcquireResult.Acquired.class);
     }
 
@@ -230,7 +230,7 @@ class MemcachedLockBackendTest {
             for (int i = 0; i < 40; i++) {
                 String k = key + ":" + i;
                 assertThat(reversed.nodeOf(k)).as("the server of %s, whatever the list's order", k).isEqualTo(store.nodeOf(k));
-                assertThat(store.tryAcquire(k, owner(), 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+                assertThat(store.tryAcquire(LockKind.EXCLUSIVE, k, owner(), 30_000)).isInstanceOf(AcquireResult.Acquired.class);
                 boolean onSecondServer = store.nodeOf(k).name().equals(second.address());
                 (onSecondServer ? onSecond : onFirst).add(k);
                 assertThat(onSecondServer ? second.has(keys.lock(k)) : memcached.server().has(keys.lock(k))).as("%s on its server", k).isTrue();
@@ -240,9 +240,9 @@ class MemcachedLockBackendTest {
             assertThat(onSecond).as("keys on %s", second.address()).isNotEmpty();
 
             second.kill();
-            assertThat(store.tryAcquire(onFirst.get(0), owner(), 30_000)).as("a key of the live server")
+            assertThat(store.tryAcquire(LockKind.EXCLUSIVE, onFirst.get(0), owner(), 30_000)).as("a key of the live server")
                     .isInstanceOf(AcquireResult.Held.class);
-            assertThatThrownBy(() -> store.tryAcquire(onSecond.get(0), owner(), 30_000)).isInstanceOf(LockBackendException.class)
+            assertThatThrownBy(() -> store.tryAcquire(LockKind.EXCLUSIVE, onSecond.get(0), owner(), 30_000)).isInstanceOf(LockBackendException.class)
                     .hasMessageContaining(second.address());
         }
     }
@@ -258,12 +258,12 @@ class MemcachedLockBackendTest {
         try (MemcachedServer own = MemcachedServer.start()) {
             MemcachedLockBackend store = backend(own.address());
             // Four callers at once leave up to four kept connections.
-            Concurrently.run(4, 5, Duration.ofSeconds(30), () -> store.release(key, owner(), 0));
+            Concurrently.run(4, 5, Duration.ofSeconds(30), () -> store.release(LockKind.EXCLUSIVE, key, owner(), 0));
             own.restart();
             String owner = owner();
-            assertThat(store.tryAcquire(key, owner, 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 30_000)).isInstanceOf(AcquireResult.Acquired.class);
             assertThat(store.renew(List.of(new LeaseRenewal(key, owner, 30_000)))).containsExactly(RenewalResult.RENEWED);
-            assertThat(store.release(key, owner, 0)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.release(LockKind.EXCLUSIVE, key, owner, 0)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
@@ -273,15 +273,15 @@ class MemcachedLockBackendTest {
         try (MemcachedServer own = MemcachedServer.start()) {
             MemcachedLockBackend store = backend(own.address());
             String owner = owner();
-            store.tryAcquire(key, owner, 30_000);
+            store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 30_000);
             own.pause();
             try {
-                assertThatThrownBy(() -> store.tryAcquire(key, owner(), 30_000)).isInstanceOf(LockBackendException.class)
+                assertThatThrownBy(() -> store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 30_000)).isInstanceOf(LockBackendException.class)
                         .hasMessageContaining(own.address()).hasMessageContaining("no complete reply within 1000 ms");
             } finally {
                 own.resume();
             }
-            assertThat(store.release(key, owner, 0)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.release(LockKind.EXCLUSIVE, key, owner, 0)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 

@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -104,7 +105,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript FAIR_WITHDRAW = LuaScript.load("fair_withdraw.lua", NOTICES);
     private static final LuaScript SHARED_RELEASE = LuaScript.load("shared_release.lua", FENCING, SHARES, NOTICES);
     private static final LuaScript SHARED_RENEW = LuaScript.load("shared_renew.lua", FENCING, SHARES);
-    private static final Set<LockKind.Mode> SUPPORTED_MODES = Collections.unmodifiableSet(EnumSet.allOf(LockKind.Mode.class));
+    private static final BackendCapabilities CAPABILITIES =
+            BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
@@ -157,26 +159,17 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         return new Builder(client);
     }
 
-    /**
-     * Takes {@code key} with SET NX PX and a fencing token in one script, or reports the holder's
-     * remaining TTL. A key {@code owner} already holds (a retried call whose first reply was lost)
-     * is acquired again: lease extended, fresh token. See {@link RedisLockBackend} for what the
-     * token promises.
-     */
+    /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
     @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
-        return tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
-    }
-
-    /** Every kind: {@link LockKind.Mode#EXCLUSIVE}, FAIR, READ, WRITE and PERMITS. */
-    @Override
-    public Set<LockKind.Mode> supportedModes() {
-        return SUPPORTED_MODES;
+    public BackendCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     /**
-     * Takes {@code key}'s lock of {@code kind} in one script, idempotent for its owner like the exclusive
-     * acquire. Held means: for permits, all taken (the TTL is the earliest holder's); for a read, a writer
+     * Takes {@code key}'s lock of {@code kind} in one script. Exclusive: SET NX PX and a fencing token; a key
+     * {@code owner} already holds (a retried call whose first reply was lost) is acquired again: lease extended,
+     * fresh token. See {@link RedisLockBackend} for what the token promises. The other kinds are idempotent for
+     * their owner the same way. Held means: for permits, all taken (the TTL is the earliest holder's); for a read, a writer
      * holds or waits; for a write, another writer holds it or readers do (the writer then waits with an
      * intent that stops new readers, and must ask again within the TTL to keep it); for a fair acquisition,
      * held or another waiter is ahead (the owner keeps its place while it asks again within the TTL).
@@ -283,15 +276,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private record AcquireWithWait(Object reply, long acknowledged) {
     }
 
-    /** Deletes {@code key} and publishes a release notice, only if {@code owner} holds it; {@code ALREADY_FREE} when repeated. */
-    @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
-        return release(LockKind.EXCLUSIVE, key, owner, fencingToken);
-    }
-
     /**
      * Releases {@code key}'s lock of {@code kind} if {@code owner} holds it, and tells the key's waiters of
-     * every kind. Exclusive, fair and write answer like {@link #release(String, String, long)}; a read lease or
+     * every kind, with a release notice. Exclusive, fair and write: {@code ALREADY_FREE} when repeated; a read lease or
      * permit the owner no longer holds is {@link ReleaseResult#ALREADY_FREE} (the engine's own lease clock
      * tells a repeated release from a lost lease).
      */
@@ -329,12 +316,6 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             return HandOffResult.NOT_HELD;
         }
         return new HandOffResult.Passed(toLong(passed.get(0)), toLong(passed.get(1)) == 1);
-    }
-
-    /** True: an exclusive lease passes to the next local holder with one script. */
-    @Override
-    public boolean supportsHandOff() {
-        return true;
     }
 
     /**

@@ -26,6 +26,8 @@ import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -152,7 +154,8 @@ public final class RedlockBackend implements LockBackend {
      *         could not be made safe (see the class comment); the key is released in both cases
      */
     @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
         RedisLockBackend.requireOwner(owner);
         if (leaseMillis <= 0) {
             throw new IllegalArgumentException("leaseMillis must be positive, got " + leaseMillis);
@@ -162,7 +165,7 @@ public final class RedlockBackend implements LockBackend {
         }
         long start = System.nanoTime();
         KeyOwner attempt = new KeyOwner(key, owner);
-        FanOut<AcquireResult> votes = new FanOut<>(nodes, node -> node.tryAcquire(key, owner, leaseMillis));
+        FanOut<AcquireResult> votes = new FanOut<>(nodes, node -> node.tryAcquire(kind, key, owner, leaseMillis));
         for (int i = 0; i < nodes.size(); i++) {
             int target = i;
             CompletableFuture<Void> earlierRelease = nodes.get(i).pendingReleases.get(attempt);
@@ -276,15 +279,21 @@ public final class RedlockBackend implements LockBackend {
         }
     }
 
-    /** Releases on every master; {@code RELEASED} when a quorum no longer holds the key for {@code owner}. */
+    /**
+     * Releases on every master, answering once a quorum is decided: {@code RELEASED} when a quorum released the key,
+     * {@code ALREADY_FREE} when a quorum no longer holds it for {@code owner} but fewer released it. A repeated release
+     * may overtake the first one's call to a slow master and release it there; it is still a repeat, never the
+     * release, as the SPI asks.
+     */
     @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        BackendCapabilities.requireExclusive(this, kind);
         RedisLockBackend.requireOwner(owner);
-        View<ReleaseResult> view = onEveryNode(node -> node.release(key, owner, fencingToken), this::releaseDecided);
+        View<ReleaseResult> view = onEveryNode(node -> node.release(kind, key, owner, fencingToken), this::releaseDecided);
         int released = view.count(result -> result == ReleaseResult.RELEASED);
         int freed = released + view.count(result -> result == ReleaseResult.ALREADY_FREE);
         if (freed >= quorum) {
-            return released > 0 ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
+            return released >= quorum ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
         }
         if (view.answered() < quorum) {
             throw tooFewAnswered("release of key '" + key + "'", view.answered(), view);
@@ -583,7 +592,7 @@ public final class RedlockBackend implements LockBackend {
         @Override
         public void run() {
             try {
-                node.store.release(attempt.key(), attempt.owner(), 0);
+                node.store.release(LockKind.EXCLUSIVE, attempt.key(), attempt.owner(), 0);
                 if (++answers >= answersNeeded) {
                     done.complete(null);
                 } else {

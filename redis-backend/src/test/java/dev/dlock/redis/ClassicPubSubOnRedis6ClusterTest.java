@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -51,9 +52,9 @@ class ClassicPubSubOnRedis6ClusterTest {
                 CountDownLatch released = new CountDownLatch(1);
                 try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
                     assertThat(subscription.awaitActive(BOUND)).isTrue();
-                    backend.tryAcquire(key, "a", 10_000);
+                    backend.tryAcquire(LockKind.EXCLUSIVE, key, "a", 10_000);
                     RedisTestSupport.askAsAnotherOwner(backend, key);
-                    backend.release(key, "a", 0);
+                    backend.release(LockKind.EXCLUSIVE, key, "a", 0);
                     assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
                             .as("notice for %s", master.uri()).isTrue();
                 }
@@ -68,9 +69,9 @@ class ClassicPubSubOnRedis6ClusterTest {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).shardedPubSub(true).build()) {
             for (RedisServerProcess master : cluster.currentMasters()) {
                 String key = RedisTestSupport.keyOwnedBy(cluster, master, "forced-sharded-");
-                long token = ((AcquireResult.Acquired) backend.tryAcquire(key, "a", 10_000)).fencingToken();
+                long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "a", 10_000)).fencingToken();
 
-                assertThat(backend.release(key, "a", token)).as("release on %s", master.uri())
+                assertThat(backend.release(LockKind.EXCLUSIVE, key, "a", token)).as("release on %s", master.uri())
                         .isEqualTo(ReleaseResult.RELEASED);
                 try (Jedis admin = master.admin()) {
                     assertThat(admin.exists(KEYS.lockKey(key))).as("key freed on %s", master.uri()).isFalse();

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
@@ -65,7 +66,7 @@ class ClusterClientRetryTest {
             long scriptRunsBefore = scriptRuns();
 
             CompletableFuture<?> stall = stallServer();
-            AcquireResult result = backend.tryAcquire("retried-acquire", "me", LEASE_MILLIS);
+            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, "retried-acquire", "me", LEASE_MILLIS);
             stall.get(10, TimeUnit.SECONDS);
 
             assertThat(scriptRuns() - scriptRunsBefore).as("the client sent the acquire script again").isGreaterThanOrEqualTo(2);
@@ -73,7 +74,7 @@ class ClusterClientRetryTest {
             assertThat(result).as("answer to the owner whose first reply was lost (PTTL %s)",
                     admin.pttl(KEYS.lockKey("retried-acquire"))).isInstanceOf(AcquireResult.Acquired.class);
             long token = ((AcquireResult.Acquired) result).fencingToken();
-            assertThat(backend.release("retried-acquire", "me", token)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "retried-acquire", "me", token)).isEqualTo(ReleaseResult.RELEASED);
             assertThat(admin.exists(KEYS.lockKey("retried-acquire"))).isFalse();
         }
     }
@@ -82,11 +83,11 @@ class ClusterClientRetryTest {
     void aReleaseRetriedAfterALostReplyIsNeverReportedAsNotOwner() throws Exception {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build(); Jedis admin = server.admin()) {
             warmUpScripts(backend);
-            long token = ((AcquireResult.Acquired) backend.tryAcquire("retried-release", "me", LEASE_MILLIS)).fencingToken();
+            long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "retried-release", "me", LEASE_MILLIS)).fencingToken();
             long scriptRunsBefore = scriptRuns();
 
             CompletableFuture<?> stall = stallServer();
-            ReleaseResult result = backend.release("retried-release", "me", token);
+            ReleaseResult result = backend.release(LockKind.EXCLUSIVE, "retried-release", "me", token);
             stall.get(10, TimeUnit.SECONDS);
 
             assertThat(scriptRuns() - scriptRunsBefore).as("the client sent the release script again").isGreaterThanOrEqualTo(2);
@@ -97,8 +98,8 @@ class ClusterClientRetryTest {
 
     /** Runs every script once, so the stalled calls are EVALSHAs that the server knows. */
     private static void warmUpScripts(RedisLockBackend backend) {
-        long token = ((AcquireResult.Acquired) backend.tryAcquire("warm-up", "w", 1_000)).fencingToken();
-        backend.release("warm-up", "w", token);
+        long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "warm-up", "w", 1_000)).fencingToken();
+        backend.release(LockKind.EXCLUSIVE, "warm-up", "w", token);
     }
 
     private static long scriptRuns() {

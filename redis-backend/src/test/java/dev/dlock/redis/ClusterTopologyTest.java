@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -127,7 +128,7 @@ class ClusterTopologyTest {
             for (RedisServerProcess master : cluster.currentMasters()) {
                 for (int i = 0; i < 3; i++) {
                     String key = RedisTestSupport.keyOwnedBy(cluster, master, "stale-group-" + i + "-");
-                    assertThat(backend.tryAcquire(key, "me", 5_000)).isInstanceOf(AcquireResult.Acquired.class);
+                    assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "me", 5_000)).isInstanceOf(AcquireResult.Acquired.class);
                     batch.add(new LeaseRenewal(key, "me", 60_000));
                 }
             }
@@ -141,7 +142,7 @@ class ClusterTopologyTest {
                 try (Jedis admin = cluster.masterOf(KEYS.lockKey(renewal.key())).admin()) {
                     assertThat(admin.pttl(KEYS.lockKey(renewal.key()))).as(renewal.key()).isGreaterThan(30_000L);
                 }
-                backend.release(renewal.key(), "me", 0);
+                backend.release(LockKind.EXCLUSIVE, renewal.key(), "me", 0);
             }
         }
     }
@@ -221,7 +222,7 @@ class ClusterTopologyTest {
         List<LeaseRenewal> leases = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             String key = RedisTestSupport.keyOwnedBy(cluster, master, "stale-route-" + i + "-");
-            assertThat(backend.tryAcquire(key, "idle", 60_000)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "idle", 60_000)).isInstanceOf(AcquireResult.Acquired.class);
             leases.add(new LeaseRenewal(key, "idle", 60_000));
         }
         assertThat(leases.stream().map(l -> KEYS.slot(l.key())).distinct()).hasSize(leases.size());

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -65,7 +66,7 @@ class CoalescedRoundTripsTest {
             assertThat(proxy.openConnections()).as("connections the callers opened").isLessThanOrEqualTo(ScriptCoalescer.LANES_PER_NODE);
             assertThat(distinctTokens(acquisitions)).isEqualTo(CALLERS);
             for (int i = 0; i < CALLERS; i++) {
-                assertThat(setup.backend.release(setup.key(i), setup.owner(i), token(acquisitions.get(i)))).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(setup.backend.release(LockKind.EXCLUSIVE, setup.key(i), setup.owner(i), token(acquisitions.get(i)))).isEqualTo(ReleaseResult.RELEASED);
             }
         }
     }
@@ -166,7 +167,7 @@ class CoalescedRoundTripsTest {
          */
         List<Future<AcquireResult>> acquireWhileTheFirstReplyIsHeld(Runnable meanwhile) throws InterruptedException {
             // Load the script once, so that the held call is the acquire itself and not a NOSCRIPT retry.
-            backend.release("warm-up", "nobody", 0);
+            backend.release(LockKind.EXCLUSIVE, "warm-up", "nobody", 0);
             proxy.holdReplies();
             long commandsBefore = proxy.commandCount();
             List<Future<AcquireResult>> acquisitions = new ArrayList<>();
@@ -180,7 +181,7 @@ class CoalescedRoundTripsTest {
                             queued.notifyAll();
                         }
                     }
-                    return backend.tryAcquire(key(caller), owner(caller), LEASE_MILLIS);
+                    return backend.tryAcquire(LockKind.EXCLUSIVE, key(caller), owner(caller), LEASE_MILLIS);
                 }));
                 if (i == 0) {
                     // Caller 0 reuses the warm-up's pooled connection: its script arriving shows it took a lane.

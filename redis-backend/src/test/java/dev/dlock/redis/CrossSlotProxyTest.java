@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -56,8 +57,8 @@ class CrossSlotProxyTest {
     @Test
     void theProxyRefusesAMultiSlotRenewalOfAStandaloneBackend() {
         try (RedisLockBackend standalone = RedisLockBackend.builder(client).cluster(false).build()) {
-            standalone.tryAcquire("a", "o", 10_000);
-            standalone.tryAcquire("b", "o", 10_000);
+            standalone.tryAcquire(LockKind.EXCLUSIVE, "a", "o", 10_000);
+            standalone.tryAcquire(LockKind.EXCLUSIVE, "b", "o", 10_000);
             assertThatThrownBy(() -> standalone.renew(List.of(new LeaseRenewal("a", "o", 10_000), new LeaseRenewal("b", "o", 10_000))))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("CROSSSLOT");
         }

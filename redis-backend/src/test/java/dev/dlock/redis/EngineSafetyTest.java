@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
@@ -188,7 +189,7 @@ class EngineSafetyTest {
         String key = freshKey("repeated-release");
         LockHandle handle = locks.acquire(key, Duration.ZERO);
         // The store already freed the key for this owner (as a first attempt whose reply was lost would have).
-        assertThat(backend.release(key, ownerOf(key), handle.fencingToken())).isEqualTo(dev.dlock.core.spi.ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.EXCLUSIVE, key, ownerOf(key), handle.fencingToken())).isEqualTo(dev.dlock.core.spi.ReleaseResult.RELEASED);
         handle.close();
         AtomicBoolean free = new AtomicBoolean();
         try (LockHandle again = locks.acquire(key, Duration.ZERO)) {

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -81,11 +82,11 @@ class FencingTokenFailoverTest {
         List<Long> tokens = new ArrayList<>();
         for (int i = 0; i < times; i++) {
             String owner = ownerPrefix + "-" + i;
-            AcquireResult result = backend.tryAcquire(key, owner, 10_000);
+            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, 10_000);
             assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
             long token = ((AcquireResult.Acquired) result).fencingToken();
             tokens.add(token);
-            assertThat(backend.release(key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
         }
         return tokens;
     }

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -66,14 +67,14 @@ class RedisClusterBackendTest {
     @Test
     void acquireRenewAndReleaseWorkThroughTheClusterClient() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build(); Jedis admin = server.admin()) {
-            long first = ((AcquireResult.Acquired) backend.tryAcquire("a}b {c}", "me", 10_000)).fencingToken();
-            assertThat(backend.tryAcquire("a}b {c}", "you", 10_000)).isInstanceOf(AcquireResult.Held.class);
+            long first = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "me", 10_000)).fencingToken();
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "you", 10_000)).isInstanceOf(AcquireResult.Held.class);
             assertThat(backend.renew(List.of(new LeaseRenewal("a}b {c}", "me", 20_000))))
                     .containsExactly(RenewalResult.RENEWED);
-            assertThat(backend.release("a}b {c}", "me", 0)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "a}b {c}", "me", 0)).isEqualTo(ReleaseResult.RELEASED);
 
             admin.scriptFlush();
-            long second = ((AcquireResult.Acquired) backend.tryAcquire("a}b {c}", "you", 10_000)).fencingToken();
+            long second = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "you", 10_000)).fencingToken();
             assertThat(second).isGreaterThan(first);
         }
     }
@@ -82,9 +83,9 @@ class RedisClusterBackendTest {
     void aBatchAcrossSlotsOfOneNodeIsRenewedEvenAfterTheNodeForgotTheScripts() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build(); Jedis admin = server.admin()) {
             String other = findKeyInAnotherSlot("k1");
-            backend.tryAcquire("k1", "o", 1_000);
-            backend.tryAcquire(other, "o", 1_000);
-            backend.tryAcquire("k2", "someone-else", 1_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "k1", "o", 1_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, other, "o", 1_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "k2", "someone-else", 1_000);
             List<LeaseRenewal> batch = List.of(new LeaseRenewal("k1", "o", 60_000), new LeaseRenewal("gone", "o", 60_000),
                     new LeaseRenewal(other, "o", 60_000), new LeaseRenewal("k2", "o", 60_000));
 
@@ -96,8 +97,8 @@ class RedisClusterBackendTest {
             assertThat(admin.pttl(KEYS.lockKey("k1"))).isGreaterThan(30_000L);
             assertThat(admin.pttl(KEYS.lockKey(other))).isGreaterThan(30_000L);
             assertThat(admin.pttl(KEYS.lockKey("k2"))).isLessThanOrEqualTo(1_000L);
-            backend.release("k1", "o", 0);
-            backend.release(other, "o", 0);
+            backend.release(LockKind.EXCLUSIVE, "k1", "o", 0);
+            backend.release(LockKind.EXCLUSIVE, other, "o", 0);
         }
     }
 
@@ -108,9 +109,9 @@ class RedisClusterBackendTest {
             try (Subscription subscription = backend.releaseNotices().orElseThrow()
                     .subscribe("order-9", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
-                backend.tryAcquire("order-9", "a", 10_000);
+                backend.tryAcquire(LockKind.EXCLUSIVE, "order-9", "a", 10_000);
                 RedisTestSupport.askAsAnotherOwner(backend, "order-9");
-                backend.release("order-9", "a", 0);
+                backend.release(LockKind.EXCLUSIVE, "order-9", "a", 0);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }
         }

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -29,12 +30,12 @@ class RedisFailureTest {
         try (RedisServerProcess server = RedisServerProcess.start();
              RedisClient client = RedisTestSupport.client(server);
              RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
-            backend.tryAcquire("warm", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "warm", "a", 10_000);
             server.kill();
 
             CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
                 try {
-                    backend.tryAcquire("order-1", "a", 10_000);
+                    backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "a", 10_000);
                     return null;
                 } catch (Throwable e) {
                     return e;
@@ -49,7 +50,7 @@ class RedisFailureTest {
                     .hasNoCause()
                     .satisfies(e -> assertThat(e.getSuppressed()).as("the client's exception, kept for the stack trace")
                             .singleElement().isInstanceOf(JedisConnectionException.class));
-            assertThatThrownBy(() -> backend.release("order-1", "a", 0))
+            assertThatThrownBy(() -> backend.release(LockKind.EXCLUSIVE, "order-1", "a", 0))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("release");
             assertThatThrownBy(() -> backend.renew(List.of(new LeaseRenewal("order-1", "a", 1_000))))
                     .isInstanceOf(LockBackendException.class).hasMessageContaining("renew");
@@ -63,13 +64,13 @@ class RedisFailureTest {
              RedisClient client = RedisTestSupport.client(server);
              RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = server.admin()) {
-            backend.tryAcquire("warm", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "warm", "a", 10_000);
             // The server stops answering for 2 s, longer than the 500 ms client timeout.
             CompletableFuture<Void> pause = CompletableFuture.runAsync(() -> admin.clientPause(2_000));
             pause.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
 
             long start = System.nanoTime();
-            assertThatThrownBy(() -> backend.tryAcquire("paused", "a", 10_000))
+            assertThatThrownBy(() -> backend.tryAcquire(LockKind.EXCLUSIVE, "paused", "a", 10_000))
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("paused");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(BOUND);
@@ -81,15 +82,15 @@ class RedisFailureTest {
         try (RedisServerProcess server = RedisServerProcess.start();
              RedisClient client = RedisTestSupport.client(server);
              RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
-            backend.tryAcquire("before", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "before", "a", 10_000);
             server.kill();
             server.restart();
 
             // The first calls may hit pooled connections that died with the old process.
-            AcquireResult result = RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire("after", "a", 10_000));
+            AcquireResult result = RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire(LockKind.EXCLUSIVE, "after", "a", 10_000));
 
             assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
-            assertThat(backend.tryAcquire("before", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "before", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -43,7 +44,7 @@ class RedisHandOffTest {
     void theOwnerPassesItsKeyOnWithAHigherTokenAndTheExpiryKeptOrSet() {
         try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = redis.server().admin()) {
-            long first = ((AcquireResult.Acquired) backend.tryAcquire("passed", "jvm-a", 60_000)).fencingToken();
+            long first = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "passed", "jvm-a", 60_000)).fencingToken();
             admin.pexpire(keys.lockKey("passed"), 40_000);
 
             long kept = passedToken(backend.handOff("passed", "jvm-a", 0));
@@ -57,7 +58,7 @@ class RedisHandOffTest {
             assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry set").isBetween(60_001L, 90_000L);
 
             // The next holder's release is the owner's release with its own token.
-            assertThat(backend.release("passed", "jvm-a", set)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "passed", "jvm-a", set)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
@@ -65,7 +66,7 @@ class RedisHandOffTest {
     void anotherOwnerOrAFreeKeyPassesNothingAndChangesNothing() {
         try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = redis.server().admin()) {
-            long token = ((AcquireResult.Acquired) backend.tryAcquire("theirs", "jvm-b", 60_000)).fencingToken();
+            long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "theirs", "jvm-b", 60_000)).fencingToken();
             assertThat(backend.handOff("theirs", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
             assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
             assertThat(admin.get(keys.lockKey("theirs"))).isEqualTo("jvm-b");

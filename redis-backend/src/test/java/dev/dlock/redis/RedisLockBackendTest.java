@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -65,8 +66,8 @@ class RedisLockBackendTest {
 
     @Test
     void acquireTakesAFreeKeyAndReportsTheRemainingTtlWhenHeld() {
-        AcquireResult first = backend.tryAcquire("order-1", "owner-a", 30_000);
-        AcquireResult second = backend.tryAcquire("order-1", "owner-b", 30_000);
+        AcquireResult first = backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "owner-a", 30_000);
+        AcquireResult second = backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "owner-b", 30_000);
 
         assertThat(first).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(second).isInstanceOfSatisfying(AcquireResult.Held.class,
@@ -82,21 +83,21 @@ class RedisLockBackendTest {
     void fencingTokensStrictlyIncrease() {
         long previous = Long.MIN_VALUE;
         for (int i = 0; i < 20; i++) {
-            long token = acquiredToken(backend.tryAcquire("order-2", "owner-" + i, 10_000));
+            long token = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-2", "owner-" + i, 10_000));
             assertThat(token).isGreaterThan(previous);
             previous = token;
-            assertThat(backend.release("order-2", "owner-" + i, 0)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "order-2", "owner-" + i, 0)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
     @Test
     void fencingTokensStillIncreaseAfterTheCounterIsDeleted() {
-        long before = acquiredToken(backend.tryAcquire("order-3", "a", 10_000));
-        backend.release("order-3", "a", 0);
+        long before = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-3", "a", 10_000));
+        backend.release(LockKind.EXCLUSIVE, "order-3", "a", 0);
         try (Jedis admin = server.admin()) {
             admin.del(keys.counterKey("order-3"));
         }
-        long after = acquiredToken(backend.tryAcquire("order-3", "b", 10_000));
+        long after = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-3", "b", 10_000));
         assertThat(after).isGreaterThan(before);
     }
 
@@ -107,10 +108,10 @@ class RedisLockBackendTest {
         try (shortCounter; Jedis admin = server.admin()) {
             long previous = 0;
             for (int round = 0; round < 3; round++) {
-                long first = acquiredToken(shortCounter.tryAcquire("order-4", "a", 10_000));
-                shortCounter.release("order-4", "a", 0);
-                long second = acquiredToken(shortCounter.tryAcquire("order-4", "b", 10_000));
-                shortCounter.release("order-4", "b", 0);
+                long first = acquiredToken(shortCounter.tryAcquire(LockKind.EXCLUSIVE, "order-4", "a", 10_000));
+                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "a", 0);
+                long second = acquiredToken(shortCounter.tryAcquire(LockKind.EXCLUSIVE, "order-4", "b", 10_000));
+                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "b", 0);
                 assertThat(first).isGreaterThan(previous);
                 assertThat(second).isGreaterThan(first);
                 previous = second;
@@ -122,7 +123,7 @@ class RedisLockBackendTest {
 
     @Test
     void fencingCounterHasTheConfiguredExpiry() {
-        backend.tryAcquire("order-5", "a", 10_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-5", "a", 10_000);
         try (Jedis admin = server.admin()) {
             assertThat(admin.pttl(keys.counterKey("order-5")))
                     .isBetween(Duration.ofHours(23).toMillis(), Duration.ofHours(24).toMillis());
@@ -131,18 +132,18 @@ class RedisLockBackendTest {
 
     @Test
     void releaseByTheOwnerDeletesTheKey() {
-        backend.tryAcquire("order-6", "a", 10_000);
-        assertThat(backend.release("order-6", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-6", "a", 10_000);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         try (Jedis admin = server.admin()) {
             assertThat(admin.exists(keys.lockKey("order-6"))).isFalse();
         }
-        assertThat(backend.release("order-6", "a", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "a", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
     void releaseByAnotherOwnerDeletesNothing() {
-        backend.tryAcquire("order-7", "a", 10_000);
-        assertThat(backend.release("order-7", "b", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-7", "a", 10_000);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-7", "b", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
         try (Jedis admin = server.admin()) {
             assertThat(admin.get(keys.lockKey("order-7"))).isEqualTo("a");
         }
@@ -150,8 +151,8 @@ class RedisLockBackendTest {
 
     @Test
     void renewBatchReportsRenewedExpiredAndTakenAndExtendsOnlyTheOwnedLease() {
-        backend.tryAcquire("mine", "me", 1_000);
-        backend.tryAcquire("theirs", "them", 1_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "mine", "me", 1_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "theirs", "them", 1_000);
 
         List<RenewalResult> results = backend.renew(List.of(
                 new LeaseRenewal("mine", "me", 60_000),
@@ -182,11 +183,11 @@ class RedisLockBackendTest {
 
     @Test
     void everyOperationWorksAfterScriptFlush() {
-        backend.tryAcquire("warm", "a", 10_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "warm", "a", 10_000);
         try (Jedis admin = server.admin()) {
             admin.scriptFlush();
         }
-        assertThat(backend.tryAcquire("flushed", "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "flushed", "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
         try (Jedis admin = server.admin()) {
             admin.scriptFlush();
         }
@@ -195,18 +196,18 @@ class RedisLockBackendTest {
         try (Jedis admin = server.admin()) {
             admin.scriptFlush();
         }
-        assertThat(backend.release("flushed", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "flushed", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Test
     void successfulAcquireRunsOneEvalshaThatSetsTheKeyAndWritesTheTokenBack() {
-        backend.tryAcquire("warm-up", "a", 10_000);
-        backend.tryAcquire("hot", "a", 10_000);
-        backend.release("hot", "a", 0);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "warm-up", "a", 10_000);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "hot", "a", 10_000);
+        backend.release(LockKind.EXCLUSIVE, "hot", "a", 0);
         Map<String, Long> before = server.commandCalls();
         long totalBefore = server.totalCommandCalls();
 
-        assertThat(backend.tryAcquire("hot", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "hot", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
 
         Map<String, Long> after = server.commandCalls();
         assertThat(after.get("evalsha") - before.get("evalsha")).isEqualTo(1);
@@ -220,9 +221,9 @@ class RedisLockBackendTest {
 
     @Test
     void acquiringAKeyTheOwnerAlreadyHoldsExtendsItsLeaseWithALargerToken() {
-        long first = acquiredToken(backend.tryAcquire("mine-again", "me", 1_000));
+        long first = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "mine-again", "me", 1_000));
 
-        AcquireResult again = backend.tryAcquire("mine-again", "me", 60_000);
+        AcquireResult again = backend.tryAcquire(LockKind.EXCLUSIVE, "mine-again", "me", 60_000);
 
         assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(acquiredToken(again)).isGreaterThan(first);
@@ -230,16 +231,16 @@ class RedisLockBackendTest {
             assertThat(admin.get(keys.lockKey("mine-again"))).isEqualTo("me");
             assertThat(admin.pttl(keys.lockKey("mine-again"))).isGreaterThan(30_000L);
         }
-        assertThat(backend.tryAcquire("mine-again", "you", 60_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "mine-again", "you", 60_000)).isInstanceOf(AcquireResult.Held.class);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"{x}", "}abc", "a}b", "with spaces in it", "ключ 日本 🔒", "%7D", "a:b:c"})
     void awkwardKeysLockReleaseAndRenew(String key) {
-        assertThat(backend.tryAcquire(key, "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
-        assertThat(backend.tryAcquire(key, "b", 10_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "a", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "b", 10_000)).isInstanceOf(AcquireResult.Held.class);
         assertThat(backend.renew(List.of(new LeaseRenewal(key, "a", 20_000)))).containsExactly(RenewalResult.RENEWED);
-        assertThat(backend.release(key, "a", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.EXCLUSIVE, key, "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         try (Jedis admin = server.admin()) {
             assertThat(admin.get(keys.lockKey(key))).isNull();
         }
@@ -275,7 +276,7 @@ class RedisLockBackendTest {
     void customPrefixIsUsedForEveryKey() {
         RedisLockBackend prefixed = RedisLockBackend.builder(client).keyPrefix("app1:").build();
         try (prefixed; Jedis admin = server.admin()) {
-            prefixed.tryAcquire("k", "a", 10_000);
+            prefixed.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 10_000);
             assertThat(admin.get("app1:{k}")).isEqualTo("a");
             assertThat(admin.exists("app1:{k}:fence")).isTrue();
         }

@@ -65,7 +65,7 @@ class RedisLockKindsTest {
 
     @Test
     void everyKindIsSupported() {
-        assertThat(backend.supportedModes()).containsExactlyInAnyOrder(LockKind.Mode.values());
+        assertThat(backend.capabilities().modes()).containsExactlyInAnyOrder(LockKind.Mode.values());
     }
 
     @Test
@@ -132,7 +132,7 @@ class RedisLockKindsTest {
 
     @Test
     void permitsAreASeparateLockFromTheExclusiveOne() {
-        assertThat(backend.tryAcquire("k", "x", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "k", "x", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(backend.tryAcquire(THREE, "k", "p", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(backend.tryAcquire(LockKind.permits(1), "k2", "p", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(backend.tryAcquire(LockKind.permits(1), "k2", "q", 30_000)).isInstanceOf(AcquireResult.Held.class);
@@ -275,10 +275,10 @@ class RedisLockKindsTest {
     void anExclusiveAcquisitionMayBargeButNeverOverlapsAFairHolder() {
         backend.tryAcquire(LockKind.FAIR, "f", "a", 30_000);
         backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000);
-        assertThat(backend.tryAcquire("f", "x", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "f", "x", 30_000)).isInstanceOf(AcquireResult.Held.class);
         backend.release(LockKind.FAIR, "f", "a", 0);
 
-        assertThat(backend.tryAcquire("f", "x", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "f", "x", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000)).isInstanceOf(AcquireResult.Held.class);
         assertThat(backend.release(LockKind.EXCLUSIVE, "f", "x", 0)).isEqualTo(ReleaseResult.RELEASED);
         assertThat(backend.tryAcquire(LockKind.FAIR, "f", "b", 30_000)).isInstanceOf(AcquireResult.Acquired.class);

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -54,9 +55,9 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
             assertThat(subscription.isActive()).isTrue();
 
-            backend.tryAcquire("order-1", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "a", 10_000);
             RedisTestSupport.askAsAnotherOwner(backend, "order-1");
-            backend.release("order-1", "a", 0);
+            backend.release(LockKind.EXCLUSIVE, "order-1", "a", 0);
 
             assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         }
@@ -70,12 +71,12 @@ class RedisReleaseNoticesTest {
              Subscription otherSubscription = notices.subscribe("other", other::countDown)) {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
             assertThat(otherSubscription.awaitActive(BOUND)).isTrue();
-            backend.tryAcquire("mine", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "mine", "a", 10_000);
             RedisTestSupport.askAsAnotherOwner(backend, "mine");
-            backend.release("mine", "not-the-owner", 0);
-            backend.tryAcquire("other", "a", 10_000);
+            backend.release(LockKind.EXCLUSIVE, "mine", "not-the-owner", 0);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "other", "a", 10_000);
             RedisTestSupport.askAsAnotherOwner(backend, "other");
-            backend.release("other", "a", 0);
+            backend.release(LockKind.EXCLUSIVE, "other", "a", 0);
 
             // Messages on one connection arrive in order: once "other" is seen, "mine" would have been seen too.
             assertThat(other.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -94,18 +95,18 @@ class RedisReleaseNoticesTest {
             assertThat(throwing.awaitActive(BOUND)).isTrue();
             assertThat(second.awaitActive(BOUND)).isTrue();
 
-            backend.tryAcquire("shared", "a", 10_000);
+            backend.tryAcquire(LockKind.EXCLUSIVE, "shared", "a", 10_000);
             RedisTestSupport.askAsAnotherOwner(backend, "shared");
-            backend.release("shared", "a", 0);
+            backend.release(LockKind.EXCLUSIVE, "shared", "a", 0);
 
             assertThat(both.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             // The subscriber survived the throwing listener.
             CountDownLatch again = new CountDownLatch(1);
             try (Subscription third = notices.subscribe("shared", again::countDown)) {
                 assertThat(third.awaitActive(BOUND)).isTrue();
-                backend.tryAcquire("shared", "b", 10_000);
+                backend.tryAcquire(LockKind.EXCLUSIVE, "shared", "b", 10_000);
                 RedisTestSupport.askAsAnotherOwner(backend, "shared");
-                backend.release("shared", "b", 0);
+                backend.release(LockKind.EXCLUSIVE, "shared", "b", 0);
                 assertThat(again.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             }
         }
@@ -179,9 +180,9 @@ class RedisReleaseNoticesTest {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
             assertThat(calls).hasValue(2);
 
-            RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire("order-3", "a", 10_000));
+            RedisTestSupport.retrying(BOUND, () -> backend.tryAcquire(LockKind.EXCLUSIVE, "order-3", "a", 10_000));
             RedisTestSupport.askAsAnotherOwner(backend, "order-3");
-            RedisTestSupport.retrying(BOUND, () -> backend.release("order-3", "a", 0));
+            RedisTestSupport.retrying(BOUND, () -> backend.release(LockKind.EXCLUSIVE, "order-3", "a", 0));
 
             assertThat(releasedAfterRestart.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))
                     .as("release notice after restart").isTrue();

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -47,7 +48,7 @@ final class RedisTestSupport {
      * release publishes a notice (an uncontended release publishes none).
      */
     static void askAsAnotherOwner(LockBackend store, String key) {
-        assertThat(store.tryAcquire(key, "another-owner", 10_000)).as("another owner's attempt on held key '%s'", key)
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, "another-owner", 10_000)).as("another owner's attempt on held key '%s'", key)
                 .isInstanceOf(AcquireResult.Held.class);
     }
 
@@ -164,7 +165,7 @@ final class RedisTestSupport {
         for (LockHandle handle : handles) {
             if (handle.isHeld()) {
                 AcquireResult result = retrying(Duration.ofSeconds(10),
-                        () -> intruder.tryAcquire(handle.key(), "intruder-" + System.nanoTime(), 60_000));
+                        () -> intruder.tryAcquire(LockKind.EXCLUSIVE, handle.key(), "intruder-" + System.nanoTime(), 60_000));
                 assertThat(result).as("'%s' is held, so nobody else may take it", handle.key())
                         .isInstanceOf(AcquireResult.Held.class);
             } else {

@@ -58,11 +58,11 @@ class RedisWaiterMarkTest {
                 // counted below finds a connection in the pool. A new connection's handshake (Jedis' two CLIENT
                 // SETINFO) is not the pair's cost, and Redis counts it differently by version: 6.2 runs and counts
                 // the unknown subcommand, 7.0 rejects it uncounted, 7.2+ knows it.
-                backend.release("quiet", "a", acquiredToken(backend.tryAcquire("quiet", "a", 10_000)));
+                backend.release(LockKind.EXCLUSIVE, "quiet", "a", acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "a", 10_000)));
                 Map<String, Long> before = redis.server().commandCalls();
 
-                long token = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
-                assertThat(backend.release("quiet", "a", token)).isEqualTo(ReleaseResult.RELEASED);
+                long token = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "a", 10_000));
+                assertThat(backend.release(LockKind.EXCLUSIVE, "quiet", "a", token)).isEqualTo(ReleaseResult.RELEASED);
 
                 assertThat(redis.server().commandCallsSince(before))
                         .as("acquire: EVALSHA, SET NX, TIME, SET ... GET; release: EVALSHA, GET, DEL; no PUBLISH")
@@ -71,9 +71,9 @@ class RedisWaiterMarkTest {
                 CountDownLatch marked = new CountDownLatch(1);
                 try (Subscription later = backend.releaseNotices().orElseThrow().subscribe("quiet", marked::countDown)) {
                     assertThat(later.awaitActive(BOUND)).isTrue();
-                    long next = acquiredToken(backend.tryAcquire("quiet", "a", 10_000));
-                    assertThat(backend.tryAcquire("quiet", "waiter", 10_000)).isInstanceOf(AcquireResult.Held.class);
-                    assertThat(backend.release("quiet", "a", next)).isEqualTo(ReleaseResult.RELEASED);
+                    long next = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "a", 10_000));
+                    assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "waiter", 10_000)).isInstanceOf(AcquireResult.Held.class);
+                    assertThat(backend.release(LockKind.EXCLUSIVE, "quiet", "a", next)).isEqualTo(ReleaseResult.RELEASED);
                     assertThat(marked.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
                 }
                 assertThat(notices).as("notices: only the marked release's").hasValue(1);
@@ -85,36 +85,36 @@ class RedisWaiterMarkTest {
     void theMarkOfARefusedAttemptSurvivesRenewalsAndHandOffsAndItsReleasePublishes() throws Exception {
         try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = redis.server().admin()) {
-            long token = acquiredToken(backend.tryAcquire("marked", "holder", 10_000));
+            long token = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "holder", 10_000));
             HandOffResult unmarked = backend.handOff("marked", "holder", 0);
             assertThat(unmarked).isInstanceOf(HandOffResult.Passed.class);
             assertThat(((HandOffResult.Passed) unmarked).othersWaiting()).as("nobody else asked yet").isFalse();
 
-            AcquireResult refused = backend.tryAcquire("marked", "waiter", 10_000);
+            AcquireResult refused = backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "waiter", 10_000);
             assertThat(refused).isInstanceOf(AcquireResult.Held.class);
             assertThat(((AcquireResult.Held) refused).remainingTtlMillis()).isBetween(1L, 10_000L);
             assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
-            assertThat(backend.tryAcquire("marked", "waiter", 10_000)).as("asked again").isInstanceOf(AcquireResult.Held.class);
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "waiter", 10_000)).as("asked again").isInstanceOf(AcquireResult.Held.class);
             assertThat(admin.get(keys.lockKey("marked"))).as("marked once").isEqualTo("holder+waited");
 
             assertThat(backend.renew(List.of(new LeaseRenewal("marked", "holder", 30_000)))).containsExactly(RenewalResult.RENEWED);
             assertThat(admin.pttl(keys.lockKey("marked"))).isBetween(10_001L, 30_000L);
-            assertThat(backend.tryAcquire("marked", "holder", 30_000)).as("the owner's repeated acquisition")
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "holder", 30_000)).as("the owner's repeated acquisition")
                     .isInstanceOf(AcquireResult.Acquired.class);
             HandOffResult passed = backend.handOff("marked", "holder", 0);
             assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
             assertThat(((HandOffResult.Passed) passed).othersWaiting()).as("the waiter's mark, seen by the hand-off").isTrue();
             assertThat(((HandOffResult.Passed) passed).fencingToken()).isGreaterThan(token);
             assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
-            assertThat(backend.release("marked", "waiter", 0)).as("not the waiter's to release").isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "waiter", 0)).as("not the waiter's to release").isEqualTo(ReleaseResult.NOT_OWNER);
 
             CountDownLatch released = new CountDownLatch(1);
             try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("marked", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 long last = ((HandOffResult.Passed) passed).fencingToken();
-                assertThat(backend.release("marked", "holder", last)).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder", last)).isEqualTo(ReleaseResult.RELEASED);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the marked release's notice").isTrue();
-                assertThat(backend.release("marked", "holder", last)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
+                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder", last)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
             }
             assertThat(admin.exists(keys.lockKey("marked"))).isFalse();
         }

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -111,10 +112,10 @@ class RedlockFaultTest {
         Throwable firstFailure = null;
         try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
             try {
-                AcquireResult first = backend.tryAcquire(key, "first", 10_000);
+                AcquireResult first = backend.tryAcquire(LockKind.EXCLUSIVE, key, "first", 10_000);
                 if (first instanceof AcquireResult.Acquired acquired) {
                     handedOut.add(acquired.fencingToken());
-                    backend.release(key, "first", acquired.fencingToken());
+                    backend.release(LockKind.EXCLUSIVE, key, "first", acquired.fencingToken());
                 }
             } catch (LockBackendException e) {
                 firstFailure = e;
@@ -126,7 +127,7 @@ class RedlockFaultTest {
             proxies.get(0).cutConnections();
             proxies.get(1).cutConnections();
             refusals.forEach(RespProxy.Rule::remove);
-            AcquireResult second = backend.tryAcquire(key, "second", 10_000);
+            AcquireResult second = backend.tryAcquire(LockKind.EXCLUSIVE, key, "second", 10_000);
             assertThat(second).isInstanceOf(AcquireResult.Acquired.class);
             handedOut.add(((AcquireResult.Acquired) second).fencingToken());
         }
@@ -150,9 +151,9 @@ class RedlockFaultTest {
         try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
             // With replies held, neither a NOSCRIPT answer nor a new connection's handshake would come
             // back: load the scripts and leave an open idle connection in every client's pool first.
-            AcquireResult warmUp = backend.tryAcquire("warm-up", "warm-up", 10_000);
+            AcquireResult warmUp = backend.tryAcquire(LockKind.EXCLUSIVE, "warm-up", "warm-up", 10_000);
             assertThat(warmUp).isInstanceOf(AcquireResult.Acquired.class);
-            backend.release("warm-up", "warm-up", ((AcquireResult.Acquired) warmUp).fencingToken());
+            backend.release(LockKind.EXCLUSIVE, "warm-up", "warm-up", ((AcquireResult.Acquired) warmUp).fencingToken());
             clients.forEach(UnifiedJedis::ping);
             for (int i = 0; i < 3; i++) {
                 proxies.get(i).holdReplies();
@@ -231,7 +232,7 @@ class RedlockFaultTest {
         }
         try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
             long start = System.nanoTime();
-            AcquireResult result = backend.tryAcquire(key, "short-lease", 1_000);
+            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, key, "short-lease", 1_000);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             assertThat(result).as("a 1 s lease acquired in %s ms is not handed out", took.toMillis())
                     .isInstanceOf(AcquireResult.Held.class);
@@ -243,7 +244,7 @@ class RedlockFaultTest {
     void withOneMasterStalledRenewReleaseAndPingReturnAtQuorum() {
         String key = "one-stalled";
         try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
-            AcquireResult acquired = backend.tryAcquire(key, "holder", 10_000);
+            AcquireResult acquired = backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 10_000);
             assertThat(acquired).isInstanceOf(AcquireResult.Acquired.class);
             long token = ((AcquireResult.Acquired) acquired).fencingToken();
             masters.get(0).suspend();
@@ -251,7 +252,7 @@ class RedlockFaultTest {
 
             assertThat(timed(() -> backend.renew(batch), "renew")).containsExactly(RenewalResult.RENEWED);
             timed(backend::ping, "ping");
-            assertThat(timed(() -> backend.release(key, "holder", token), "release")).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(timed(() -> backend.release(LockKind.EXCLUSIVE, key, "holder", token), "release")).isEqualTo(ReleaseResult.RELEASED);
             assertThat(timed(() -> backend.renew(batch), "renew after the release")).containsExactly(RenewalResult.EXPIRED);
         }
     }
@@ -278,7 +279,7 @@ class RedlockFaultTest {
                 assertThat(handle.state()).isEqualTo(LockState.HELD);
                 TimeUnit.MILLISECONDS.sleep(50);
             }
-            assertThat(intruderBackend.tryAcquire(key, "intruder", 10_000)).as("the key is still held in the store")
+            assertThat(intruderBackend.tryAcquire(LockKind.EXCLUSIVE, key, "intruder", 10_000)).as("the key is still held in the store")
                     .isInstanceOf(AcquireResult.Held.class);
             assertThat(lost).as("leases lost while master 0 is stalled").hasValue(0);
             assertThat(handle.isHeld()).isTrue();
@@ -293,7 +294,7 @@ class RedlockFaultTest {
         CompletableFuture<Boolean> interruptedAtExit = new CompletableFuture<>();
         Thread acquiring = new Thread(() -> {
             try {
-                result.set(backend.tryAcquire(key, "interrupted", 30_000));
+                result.set(backend.tryAcquire(LockKind.EXCLUSIVE, key, "interrupted", 30_000));
             } catch (RuntimeException e) {
                 result.set(e);
             }

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -120,7 +121,7 @@ class RedlockTest {
                         .isInstanceOf(LockBackendException.class).hasMessageContaining("of 5 Redis masters answered (3 failed");
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).as("fails fast, not after the wait")
                         .isLessThan(Duration.ofSeconds(10));
-                assertThatThrownBy(() -> backend.tryAcquire("three-dead", "intruder", 10_000))
+                assertThatThrownBy(() -> backend.tryAcquire(LockKind.EXCLUSIVE, "three-dead", "intruder", 10_000))
                         .isInstanceOf(LockBackendException.class);
                 assertThatThrownBy(backend::ping).isInstanceOf(LockBackendException.class);
                 assertThat(locks.heldLocks()).hasSize(1);
@@ -140,8 +141,8 @@ class RedlockTest {
     @Test
     void aQuorumHeldByAnotherOwnerReportsItsRemainingLease() {
         try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
-            assertThat(backend.tryAcquire("held", "first", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
-            AcquireResult second = backend.tryAcquire("held", "second", 10_000);
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "held", "first", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+            AcquireResult second = backend.tryAcquire(LockKind.EXCLUSIVE, "held", "second", 10_000);
             assertThat(second).isInstanceOfSatisfying(AcquireResult.Held.class,
                     held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 10_000L));
             for (RedisServerProcess master : masters) {

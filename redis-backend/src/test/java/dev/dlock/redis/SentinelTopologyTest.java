@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -60,15 +61,15 @@ class SentinelTopologyTest {
     @Order(1)
     void waitForReplicasReturnsOnceTheReplicaHasTheLock() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).waitForReplicas(1, Duration.ofSeconds(2)).build()) {
-            assertThat(backend.tryAcquire("wait-ok", "me", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "wait-ok", "me", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
             RedisServerProcess replica = sentinel.dataNodes().get(1);
             try (Jedis admin = replica.admin()) {
                 // No polling: WAIT returned only after the replica had applied the write.
                 assertThat(admin.get(KEYS.lockKey("wait-ok"))).isEqualTo("me");
             }
-            assertThat(backend.tryAcquire("wait-ok", "you", 10_000)).as("a held key needs no WAIT")
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "wait-ok", "you", 10_000)).as("a held key needs no WAIT")
                     .isInstanceOf(AcquireResult.Held.class);
-            backend.release("wait-ok", "me", 0);
+            backend.release(LockKind.EXCLUSIVE, "wait-ok", "me", 0);
         }
     }
 
@@ -80,14 +81,14 @@ class SentinelTopologyTest {
              RedisLockBackend plain = RedisLockBackend.builder(client).build()) {
             replica.kill();
             long start = System.nanoTime();
-            assertThatThrownBy(() -> waiting.tryAcquire("wait-fails", "me", 10_000))
+            assertThatThrownBy(() -> waiting.tryAcquire(LockKind.EXCLUSIVE, "wait-fails", "me", 10_000))
                     .isInstanceOf(LockBackendException.class)
                     .hasMessageContaining("0 of 1 replicas");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
             try (Jedis admin = sentinel.currentMaster().admin()) {
                 assertThat(admin.exists(KEYS.lockKey("wait-fails"))).as("released after the failed WAIT").isFalse();
             }
-            assertThat(plain.tryAcquire("wait-fails", "you", 10_000)).as("off by default: no replica needed")
+            assertThat(plain.tryAcquire(LockKind.EXCLUSIVE, "wait-fails", "you", 10_000)).as("off by default: no replica needed")
                     .isInstanceOf(AcquireResult.Acquired.class);
         } finally {
             replica.relaunch();

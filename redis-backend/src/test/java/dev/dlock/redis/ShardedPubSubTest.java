@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
 import static dev.dlock.redis.RedisTestSupport.await;
 import static dev.dlock.redis.RedisTestSupport.keyOwnedBy;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -184,9 +185,9 @@ class ShardedPubSubTest {
             await("listener called again once re-confirmed", BOUND, () -> calls.get() == 2);
             assertThat(shardSubscribers(promoted, channel)).isEqualTo(1);
 
-            RedisTestSupport.retrying(BOUND, () -> holderBackend.tryAcquire(key, "holder", 30_000));
+            RedisTestSupport.retrying(BOUND, () -> holderBackend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 30_000));
             RedisTestSupport.askAsAnotherOwner(waiterBackend, key);
-            holderBackend.release(key, "holder", 0);
+            holderBackend.release(LockKind.EXCLUSIVE, key, "holder", 0);
             await("the release on the promoted replica reaches the listener", BOUND, () -> calls.get() == 3);
         }
     }

@@ -1,5 +1,7 @@
 package dev.dlock.zookeeper;
 
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -141,7 +143,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
     // ---------------------------------------------------------------- acquire
 
     @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
         Objects.requireNonNull(owner, "owner");
         if (leaseMillis < 1) {
             throw new IllegalArgumentException("leaseMillis must be at least 1, was " + leaseMillis);
@@ -283,7 +286,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
     // ---------------------------------------------------------------- release
 
     @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        BackendCapabilities.requireExclusive(this, kind);
         Entry entry = entries.get(owner);
         if (entry == null || !entry.key.equals(key)) {
             // Nothing was taken through this backend for this owner, or its release was already confirmed.
@@ -324,7 +328,7 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
 
     /** Deletes the owner's queued node at once (in the background when the connection is down); never throws. */
     @Override
-    public void withdraw(String key, String owner) {
+    public void withdraw(LockKind kind, String key, String owner) {
         Entry entry = entries.get(owner);
         if (entry == null || !entry.key.equals(key)) {
             return;

@@ -1,5 +1,6 @@
 package dev.dlock.zookeeper;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
@@ -105,13 +106,13 @@ class ZooKeeperLockBackendTest {
         for (int round = 0; round < 2; round++) {
             for (int i = 0; i < 3; i++) {
                 String owner = "owner-" + round + "-" + i;
-                AcquireResult taken = backend.tryAcquire(key, owner, SessionLeases.UNTIL_RELEASED);
+                AcquireResult taken = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, SessionLeases.UNTIL_RELEASED);
                 assertThat(taken).isInstanceOf(AcquireResult.Acquired.class);
                 String node = queue().get(0);
                 sequences.add(node.substring(node.length() - 10));
                 long token = ((AcquireResult.Acquired) taken).fencingToken();
                 tokens.add(token);
-                assertThat(backend.release(key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(backend.release(LockKind.EXCLUSIVE, key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
             }
             // The key node is an empty container now: the server's reaper (every 100 ms here) deletes it.
             await("the empty key node to be reaped", () -> admin.checkExists().forPath(keyPath()) == null);
@@ -127,14 +128,14 @@ class ZooKeeperLockBackendTest {
     void theSameOwnerAskingAgainKeepsTheKeyWithALargerTokenAndOnlyItsReleaseFreesIt() {
         ZooKeeperLockBackend backend = backend(client());
         ZooKeeperLockBackend other = backend(client());
-        long first = ((AcquireResult.Acquired) backend.tryAcquire(key, "me", SessionLeases.UNTIL_RELEASED)).fencingToken();
-        long again = ((AcquireResult.Acquired) backend.tryAcquire(key, "me", SessionLeases.UNTIL_RELEASED)).fencingToken();
+        long first = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "me", SessionLeases.UNTIL_RELEASED)).fencingToken();
+        long again = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "me", SessionLeases.UNTIL_RELEASED)).fencingToken();
         assertThat(again).isGreaterThan(first);
-        assertThat(other.tryAcquire(key, "you", SessionLeases.UNTIL_RELEASED)).isInstanceOf(AcquireResult.Held.class);
-        assertThat(other.release(key, "me", again)).as("another backend cannot release my node").isEqualTo(ReleaseResult.NOT_OWNER);
-        assertThat(backend.release(key, "stranger", again)).isEqualTo(ReleaseResult.NOT_OWNER);
-        assertThat(backend.release(key, "me", again)).isEqualTo(ReleaseResult.RELEASED);
-        AcquireResult next = other.tryAcquire(key, "you", SessionLeases.UNTIL_RELEASED);
+        assertThat(other.tryAcquire(LockKind.EXCLUSIVE, key, "you", SessionLeases.UNTIL_RELEASED)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, "me", again)).as("another backend cannot release my node").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release(LockKind.EXCLUSIVE, key, "stranger", again)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release(LockKind.EXCLUSIVE, key, "me", again)).isEqualTo(ReleaseResult.RELEASED);
+        AcquireResult next = other.tryAcquire(LockKind.EXCLUSIVE, key, "you", SessionLeases.UNTIL_RELEASED);
         assertThat(next).isInstanceOfSatisfying(AcquireResult.Acquired.class, a -> assertThat(a.fencingToken()).isGreaterThan(again));
     }
 
@@ -267,9 +268,9 @@ class ZooKeeperLockBackendTest {
     @Test
     void aFixedLeaseIsFreedByItsOwnBackendWhenItRunsOut() throws Exception {
         ZooKeeperLockBackend backend = backend(client());
-        assertThat(backend.tryAcquire(key, "fixed", 200)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "fixed", 200)).isInstanceOf(AcquireResult.Acquired.class);
         await("the fixed lease's node to be deleted", () -> queue().isEmpty());
-        assertThat(backend.release(key, "fixed", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(backend.release(LockKind.EXCLUSIVE, key, "fixed", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     private static void await(String what, Check condition) throws Exception {

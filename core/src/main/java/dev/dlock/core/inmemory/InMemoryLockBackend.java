@@ -1,6 +1,7 @@
 package dev.dlock.core.inmemory;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.LeaseRenewal;
@@ -58,6 +59,8 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /** How long a free key's record is kept, so that a repeated release is still recognised. */
     static final long IDLE_RECORD_RETENTION_SECONDS = 60;
+    private static final BackendCapabilities CAPABILITIES =
+            BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
     private static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
     /** Below this many records, idle ones are never swept. */
     static final int MIN_SWEEP_THRESHOLD = 1024;
@@ -126,8 +129,7 @@ public final class InMemoryLockBackend implements LockBackend {
         return new Builder();
     }
 
-    @Override
-    public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+    private AcquireResult tryAcquireExclusive(String key, String owner, long leaseMillis) {
         Objects.requireNonNull(owner, "owner");
         long leaseNanos = leaseNanos(leaseMillis);
         AcquireResult[] result = new AcquireResult[1];
@@ -150,8 +152,7 @@ public final class InMemoryLockBackend implements LockBackend {
         return result[0];
     }
 
-    @Override
-    public ReleaseResult release(String key, String owner, long fencingToken) {
+    private ReleaseResult releaseExclusive(String key, String owner, long fencingToken) {
         ReleaseResult[] result = new ReleaseResult[1];
         records.computeIfPresent(key, (k, current) -> {
             long now = clock.getAsLong();
@@ -191,22 +192,16 @@ public final class InMemoryLockBackend implements LockBackend {
         return result[0];
     }
 
-    /** True: exclusive leases pass to the next local holder in one step. */
+    /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
     @Override
-    public boolean supportsHandOff() {
-        return true;
-    }
-
-    /** Every kind: exclusive, fair, read, write and permits. */
-    @Override
-    public Set<LockKind.Mode> supportedModes() {
-        return EnumSet.allOf(LockKind.Mode.class);
+    public BackendCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
         return switch (kind.mode()) {
-            case EXCLUSIVE -> tryAcquire(key, owner, leaseMillis);
+            case EXCLUSIVE -> tryAcquireExclusive(key, owner, leaseMillis);
             case FAIR -> tryAcquireFair(key, owner, leaseMillis);
             case READ, PERMITS, WRITE -> tryAcquireShare(kind, key, owner, leaseMillis);
         };
@@ -215,7 +210,7 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
         if (kind.mode() == LockKind.Mode.EXCLUSIVE || kind.mode() == LockKind.Mode.FAIR) {
-            return release(key, owner, fencingToken);
+            return releaseExclusive(key, owner, fencingToken);
         }
         ReleaseResult[] result = new ReleaseResult[1];
         sharesOf(kind).computeIfPresent(key, (k, shares) -> {

@@ -1,13 +1,10 @@
 package dev.dlock.core.spi;
 
 import dev.dlock.core.LockBackendException;
-import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
@@ -23,71 +20,47 @@ import java.util.Set;
 public interface LockBackend extends AutoCloseable {
 
     /**
-     * Takes {@code key} for {@code owner} for {@code leaseMillis}, or reports who holds it for how long.
+     * Takes {@code key} for {@code owner} as a lock of {@code kind} for {@code leaseMillis}, or reports who holds it
+     * for how long.
      *
      * <p>Must be idempotent for its owner: a client library may run the same call twice after a lost
      * reply, so when {@code key} is already held by {@code owner} the answer is {@code Acquired} (lease
      * extended to {@code leaseMillis}, fencing token larger than every one issued before), never "held".
+     * For a shared kind, "held" means the key has no free share (or a writer holds or awaits it); the remaining
+     * TTL tells the caller when to ask again at the latest (a fair or writer's wait keeps its place only while it
+     * asks again in time). The engine sends only kinds the store {@linkplain #capabilities() declares}; a store
+     * that takes exclusive locks only refuses others with {@link BackendCapabilities#requireExclusive}.
      */
-    AcquireResult tryAcquire(String key, String owner, long leaseMillis);
+    AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis);
 
     /**
-     * Releases {@code key} if, and only if, {@code owner} holds it, and tells waiters it is free.
+     * Releases {@code key}, a lock of {@code kind}, if, and only if, {@code owner} holds it, and tells waiters it
+     * is free.
      *
      * <p>Must be idempotent: when the key is already free and no acquisition happened after the one
      * that issued {@code fencingToken}, the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
-     * repeated release (lost reply, client retry) is never mistaken for a lost lease.
+     * repeated release (lost reply, client retry) is never mistaken for a lost lease. When another owner took the
+     * key since, the answer is {@link ReleaseResult#NOT_OWNER}, whether or not that owner still holds it. A store
+     * with {@link #sessionLeases() session-kept leases} (ZooKeeper) may instead tell a repeat by its backend's own
+     * record of the lease: {@code ALREADY_FREE} while the first attempt's outcome is unknown, {@code NOT_OWNER}
+     * once the release was confirmed (the engine never sends a release again after a confirmed one).
      */
-    ReleaseResult release(String key, String owner, long fencingToken);
+    ReleaseResult release(LockKind kind, String key, String owner, long fencingToken);
 
     /**
      * Extends every lease of the batch whose owner still matches, in one call to the store.
      *
      * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
      * whose leases share one node, and may call this from several threads at once for different
-     * nodes. The result has one entry per request, in order; each entry names its lock's kind (only kinds the
-     * store {@link #supportedModes() supports}). Never called when the backend offers
+     * nodes. Each request names its lock's kind (only kinds the store {@linkplain #capabilities() takes}); the
+     * result has one entry per request, in order. Never called when the backend offers
      * {@link #sessionLeases() session-kept leases}.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
 
-    /**
-     * Optional capability: the kinds of lock this store can take besides {@link LockKind.Mode#EXCLUSIVE}.
-     * The engine refuses a request of another kind before it reaches the store; the aspect refuses it at
-     * startup. A store that supports more overrides the three kind-taking methods below.
-     */
-    default Set<LockKind.Mode> supportedModes() {
-        return EnumSet.of(LockKind.Mode.EXCLUSIVE);
-    }
-
-    /**
-     * {@link #tryAcquire(String, String, long)} for a lock of {@code kind}: for a shared kind, "held" means
-     * the key has no free share (or a writer holds or awaits it); the remaining TTL tells the caller when to
-     * ask again at the latest (a fair or writer's wait keeps its place only while it asks again in time).
-     */
-    default AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
-        requireExclusive(kind);
-        return tryAcquire(key, owner, leaseMillis);
-    }
-
-    /** {@link #release(String, String, long)} for a lock of {@code kind}. */
-    default ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
-        requireExclusive(kind);
-        return release(key, owner, fencingToken);
-    }
-
-    /** {@link #withdraw(String, String)} for a lock of {@code kind}: a fair waiter or a waiting writer gives its place back. */
-    default void withdraw(LockKind kind, String key, String owner) {
-        if (kind.mode() == LockKind.Mode.EXCLUSIVE) {
-            withdraw(key, owner);
-        }
-    }
-
-    private void requireExclusive(LockKind kind) {
-        if (kind.mode() != LockKind.Mode.EXCLUSIVE) {
-            throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot take " + kind + " locks; it supports "
-                    + supportedModes());
-        }
+    /** What the store can do: the kinds of lock it takes, hand-off, fencing tokens. Default: {@link BackendCapabilities#DEFAULT}. */
+    default BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT;
     }
 
     /**
@@ -114,10 +87,11 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Gives up the place {@code owner} keeps in {@code key}'s queue between attempts, for a store that
-     * queues waiters (ZooKeeper); the engine calls it once when an acquisition ends without the key
-     * (wait over, aborted, interrupted, or failed). Must not throw. Default: nothing, the store keeps no place.
+     * queues waiters (ZooKeeper), or a fair waiter's or waiting writer's place for a lock of {@code kind}; the engine
+     * calls it once when an acquisition ends without the key (wait over, aborted, interrupted, or failed).
+     * Must not throw. Default: nothing, the store keeps no place.
      */
-    default void withdraw(String key, String owner) {
+    default void withdraw(LockKind kind, String key, String owner) {
     }
 
     /**
@@ -126,24 +100,12 @@ public interface LockBackend extends AutoCloseable {
      * keeps local holders apart), and a fresh fencing token is issued as for an acquisition. When
      * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Answers with the
      * token and whether another owner asked for the key meanwhile, or {@link HandOffResult#NOT_HELD} when
-     * {@code owner} no longer holds it. Only called when {@link #supportsHandOff()}; a failure throws
+     * {@code owner} no longer holds it. Only called when the {@linkplain #capabilities() capabilities} declare
+     * {@link BackendCapabilities#handOff() hand-off}; a failure throws
      * {@link LockBackendException} with the outcome unknown.
      */
     default HandOffResult handOff(String key, String owner, long leaseMillis) {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
-    }
-
-    /** Whether {@link #handOff} is supported; false by default. */
-    default boolean supportsHandOff() {
-        return false;
-    }
-
-    /**
-     * Whether the store issues fencing tokens. False for a store that cannot (memcached): the tokens it
-     * returns mean nothing, and {@link LockHandle#fencingToken()} throws instead of handing one out.
-     */
-    default boolean supportsFencing() {
-        return true;
     }
 
     /**

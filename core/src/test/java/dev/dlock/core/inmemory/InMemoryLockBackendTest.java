@@ -31,7 +31,7 @@ class InMemoryLockBackendTest {
     }
 
     private long acquired(String key, String owner, long leaseMillis) {
-        AcquireResult result = store.tryAcquire(key, owner, leaseMillis);
+        AcquireResult result = store.tryAcquire(LockKind.EXCLUSIVE, key, owner, leaseMillis);
         assertThat(result).as("%s takes %s", owner, key).isInstanceOf(AcquireResult.Acquired.class);
         return ((AcquireResult.Acquired) result).fencingToken();
     }
@@ -51,14 +51,14 @@ class InMemoryLockBackendTest {
     @Test
     void aHeldKeyAnswersWithTheHoldersRemainingLeaseUntilItRunsOut() {
         acquired("k", "a", 1000);
-        assertThat(store.tryAcquire("k", "b", 1000)).isEqualTo(new AcquireResult.Held(1000));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).isEqualTo(new AcquireResult.Held(1000));
         advance(400);
-        assertThat(store.tryAcquire("k", "b", 1000)).isEqualTo(new AcquireResult.Held(600));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).isEqualTo(new AcquireResult.Held(600));
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(599) + 1);
-        assertThat(store.tryAcquire("k", "b", 1000)).as("a part of a millisecond left rounds up").isEqualTo(new AcquireResult.Held(1));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).as("a part of a millisecond left rounds up").isEqualTo(new AcquireResult.Held(1));
         now.addAndGet(TimeUnit.MILLISECONDS.toNanos(1) - 1);
         acquired("k", "b", 1000);
-        assertThat(store.tryAcquire("k", "a", 1000)).as("the lease ran out and b holds it now").isEqualTo(new AcquireResult.Held(1000));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 1000)).as("the lease ran out and b holds it now").isEqualTo(new AcquireResult.Held(1000));
     }
 
     @Test
@@ -68,7 +68,7 @@ class InMemoryLockBackendTest {
         long second = acquired("k", "a", 1000);
         assertThat(second).isGreaterThan(first);
         advance(900);
-        assertThat(store.tryAcquire("k", "b", 1000)).as("extended from the second call").isEqualTo(new AcquireResult.Held(100));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).as("extended from the second call").isEqualTo(new AcquireResult.Held(100));
     }
 
     @Test
@@ -76,13 +76,13 @@ class InMemoryLockBackendTest {
         List<Long> tokens = new ArrayList<>();
         long token = acquired("k", "a", 1000);
         tokens.add(token);
-        store.release("k", "a", token);
+        store.release(LockKind.EXCLUSIVE, "k", "a", token);
         tokens.add(acquired("k", "b", 1000));
         advance(1000);
         tokens.add(acquired("k", "c", 1000));
         advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS) + 2000);
         forceSweep();
-        assertThat(store.release("k", "c", tokens.get(2))).as("the record of k is forgotten").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "c", tokens.get(2))).as("the record of k is forgotten").isEqualTo(ReleaseResult.NOT_OWNER);
         tokens.add(acquired("k", "d", 1000));
         store.close();
         tokens.add(acquired("k", "e", 1000));
@@ -91,10 +91,10 @@ class InMemoryLockBackendTest {
 
     @Test
     void aLeaseShorterThanAMillisecondIsRefused() {
-        assertThatThrownBy(() -> store.tryAcquire("k", "a", 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseMillis");
+        assertThatThrownBy(() -> store.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseMillis");
         acquired("k", "a", 1000);
         assertThatThrownBy(() -> renew("k", "a", 0)).isInstanceOf(IllegalArgumentException.class);
-        assertThat(store.tryAcquire("k", "b", 1000)).as("the refused renewal changed nothing").isEqualTo(new AcquireResult.Held(1000));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).as("the refused renewal changed nothing").isEqualTo(new AcquireResult.Held(1000));
     }
 
     // ------------------------------------------------------------------ release
@@ -102,35 +102,35 @@ class InMemoryLockBackendTest {
     @Test
     void onlyTheOwnerReleasesAndARepeatedReleaseIsAlreadyFree() {
         long token = acquired("k", "a", 1000);
-        assertThat(store.release("k", "b", token)).isEqualTo(ReleaseResult.NOT_OWNER);
-        assertThat(store.tryAcquire("k", "b", 1000)).as("a stranger's release changed nothing").isInstanceOf(AcquireResult.Held.class);
-        assertThat(store.release("k", "a", token)).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(store.release("k", "a", token)).as("the same release again").isEqualTo(ReleaseResult.ALREADY_FREE);
-        assertThat(store.release("k", "b", token - 1)).as("an older token").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "b", token)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).as("a stranger's release changed nothing").isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).as("the same release again").isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "b", token - 1)).as("an older token").isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
     void aReleaseAfterAnotherAcquisitionIsNotOwnerEvenWhenTheKeyIsFreeAgain() {
         long token = acquired("k", "a", 1000);
-        store.release("k", "a", token);
+        store.release(LockKind.EXCLUSIVE, "k", "a", token);
         long other = acquired("k", "b", 1000);
-        assertThat(store.release("k", "a", token)).as("while b holds it").isEqualTo(ReleaseResult.NOT_OWNER);
-        store.release("k", "b", other);
-        assertThat(store.release("k", "a", token)).as("after b released it").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).as("while b holds it").isEqualTo(ReleaseResult.NOT_OWNER);
+        store.release(LockKind.EXCLUSIVE, "k", "b", other);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).as("after b released it").isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
     void aLeaseThatRanOutIsAlreadyFreeUntilSomeoneTakesTheKey() {
         long token = acquired("k", "a", 1000);
         advance(1000);
-        assertThat(store.release("k", "a", token)).isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).isEqualTo(ReleaseResult.ALREADY_FREE);
         acquired("k", "b", 1000);
-        assertThat(store.release("k", "a", token)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
     void aKeyNeverTakenIsNotOwnedByAnyone() {
-        assertThat(store.release("never", "a", 1)).isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "never", "a", 1)).isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     // ------------------------------------------------------------------ renew
@@ -140,7 +140,7 @@ class InMemoryLockBackendTest {
         acquired("mine", "a", 1000);
         acquired("theirs", "b", 1000);
         long released = acquired("released", "a", 1000);
-        store.release("released", "a", released);
+        store.release(LockKind.EXCLUSIVE, "released", "a", released);
         acquired("ranOut", "a", 100);
         advance(500);
         List<RenewalResult> results = store.renew(List.of(
@@ -151,9 +151,9 @@ class InMemoryLockBackendTest {
                 new LeaseRenewal("never", "a", 2000)));
         assertThat(results).containsExactly(RenewalResult.RENEWED, RenewalResult.TAKEN, RenewalResult.EXPIRED,
                 RenewalResult.EXPIRED, RenewalResult.EXPIRED);
-        assertThat(store.tryAcquire("mine", "b", 1000)).as("2000 ms from the renewal").isEqualTo(new AcquireResult.Held(2000));
-        assertThat(store.tryAcquire("theirs", "c", 1000)).as("a stranger's renewal extended nothing").isEqualTo(new AcquireResult.Held(500));
-        assertThat(store.tryAcquire("ranOut", "b", 1000)).as("a late renewal revived nothing").isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "mine", "b", 1000)).as("2000 ms from the renewal").isEqualTo(new AcquireResult.Held(2000));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "theirs", "c", 1000)).as("a stranger's renewal extended nothing").isEqualTo(new AcquireResult.Held(500));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "ranOut", "b", 1000)).as("a late renewal revived nothing").isInstanceOf(AcquireResult.Acquired.class);
     }
 
     @Test
@@ -180,17 +180,17 @@ class InMemoryLockBackendTest {
 
         long token = acquired("k", "a", 1000);
         assertThat(woken).as("nothing released yet").isEmpty();
-        store.release("k", "b", token);
+        store.release(LockKind.EXCLUSIVE, "k", "b", token);
         assertThat(woken).as("a refused release").isEmpty();
-        assertThat(store.release("k", "a", token)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).isEqualTo(ReleaseResult.RELEASED);
         assertThat(woken).containsExactlyInAnyOrder("first", "second");
 
         second.close();
         assertThat(second.isActive()).isFalse();
         woken.clear();
-        store.release("k", "a", token);
+        store.release(LockKind.EXCLUSIVE, "k", "a", token);
         assertThat(woken).as("a repeated release is no new release").isEmpty();
-        store.release("k", "a", acquired("k", "a", 1000));
+        store.release(LockKind.EXCLUSIVE, "k", "a", acquired("k", "a", 1000));
         assertThat(woken).as("a closed subscription hears nothing").containsExactly("first");
         first.close();
         failing.close();
@@ -214,26 +214,26 @@ class InMemoryLockBackendTest {
     void idleRecordsAreForgottenAfterTheirRetentionSoMemoryStaysBounded() {
         int keys = 5 * InMemoryLockBackend.MIN_SWEEP_THRESHOLD;
         long firstOrder = acquired("order:0", "a", 1000);
-        store.release("order:0", "a", firstOrder);
+        store.release(LockKind.EXCLUSIVE, "order:0", "a", firstOrder);
         for (int i = 1; i < keys; i++) {
             String key = "order:" + i;
-            store.release(key, "a", acquired(key, "a", 1000));
+            store.release(LockKind.EXCLUSIVE, key, "a", acquired(key, "a", 1000));
         }
         long held = acquired("held", "a", TimeUnit.HOURS.toMillis(2));
         advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS) + 1);
         long recent = acquired("recent", "a", 1000);
-        store.release("recent", "a", recent);
+        store.release(LockKind.EXCLUSIVE, "recent", "a", recent);
         advance(1000);
         for (int i = 0; i < keys; i++) {
             String key = "later:" + i;
-            store.release(key, "a", acquired(key, "a", 1000));
+            store.release(LockKind.EXCLUSIVE, key, "a", acquired(key, "a", 1000));
         }
         assertThat(store.recordCount()).as("records kept, %d keys used since the retention", keys + 2)
                 .isBetween(keys + 2, 2 * keys - 1);
-        assertThat(store.release("order:0", "a", firstOrder)).as("an idle record past its retention is forgotten").isEqualTo(ReleaseResult.NOT_OWNER);
-        assertThat(store.release("recent", "a", recent)).as("a record within its retention is kept").isEqualTo(ReleaseResult.ALREADY_FREE);
-        assertThat(store.tryAcquire("held", "b", 1000)).as("a held key is never forgotten").isInstanceOf(AcquireResult.Held.class);
-        assertThat(store.release("held", "a", held)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, "order:0", "a", firstOrder)).as("an idle record past its retention is forgotten").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "recent", "a", recent)).as("a record within its retention is kept").isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "held", "b", 1000)).as("a held key is never forgotten").isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, "held", "a", held)).isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Test
@@ -262,7 +262,7 @@ class InMemoryLockBackendTest {
         long token = acquired("k", "a", 1000);
         store.close();
         assertThat(woken).hasValue(1);
-        assertThat(store.release("k", "a", token)).as("the store forgot the lease").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "k", "a", token)).as("the store forgot the lease").isEqualTo(ReleaseResult.NOT_OWNER);
         assertThat(acquired("k", "b", 1000)).isGreaterThan(token);
         subscription.close();
     }
@@ -276,7 +276,7 @@ class InMemoryLockBackendTest {
     private void forceSweep() {
         for (int i = 0; i < 2 * InMemoryLockBackend.MIN_SWEEP_THRESHOLD; i++) {
             String key = "filler:" + now.get() + ":" + i;
-            store.release(key, "f", acquired(key, "f", 1000));
+            store.release(LockKind.EXCLUSIVE, key, "f", acquired(key, "f", 1000));
         }
     }
 }

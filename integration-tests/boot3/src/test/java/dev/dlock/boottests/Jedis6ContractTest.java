@@ -1,5 +1,6 @@
 package dev.dlock.boottests;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.redis.JedisGeneration;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.BackendFactory;
@@ -60,8 +61,8 @@ class Jedis6ContractTest extends StoreFailureContractTest {
                     .cluster(true)
                     .build();
             try (backend) {
-                assertThat(backend.tryAcquire("replicated-a", "owner-a", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
-                assertThat(backend.tryAcquire("replicated-b", "owner-b", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+                assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "replicated-a", "owner-a", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+                assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "replicated-b", "owner-b", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
                 // Two keys in different slots of a store built with cluster(true): renewed through one pipeline.
                 assertThat(backend.renew(List.of(new LeaseRenewal("replicated-a", "owner-a", 30_000),
                         new LeaseRenewal("replicated-b", "owner-b", 30_000)))).containsOnly(RenewalResult.RENEWED);

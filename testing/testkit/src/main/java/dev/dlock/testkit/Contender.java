@@ -32,7 +32,7 @@ public final class Contender {
         for (int i = 0; i < iterations; i++) {
             try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
                 // A store without fencing tokens logs none; exclusion is still checked.
-                overlaps += criticalSection(locks.backend().supportsFencing() ? lock.fencingToken() : null);
+                overlaps += criticalSection(locks.capabilities().fencing() ? lock.fencingToken() : null);
             }
         }
         return overlaps;

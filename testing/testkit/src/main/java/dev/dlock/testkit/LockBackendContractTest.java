@@ -1,5 +1,7 @@
 package dev.dlock.testkit;
 
+import dev.dlock.core.LockKind;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LeaseLostPolicy;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -14,6 +16,7 @@ import dev.dlock.core.LockState;
 import dev.dlock.core.spi.ReleaseResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +30,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -39,6 +43,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,7 +54,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The behaviour every lock backend must show through {@link LockManager}, run against a real store.
  * A backend module extends this class once per connection mode and provides the store hooks; a new
  * backend is done when this suite passes against its real server. A store that runs as a process of
- * its own extends {@link StoreFailureContractTest} instead, which adds the tests that crash it.
+ * its own extends {@link StoreFailureContractTest} instead, which adds the tests that crash it. The
+ * store-level tier, {@link LockBackendSpiContractTest}, runs on the same store as the nested class {@code Spi}.
  */
 public abstract class LockBackendContractTest {
 
@@ -103,12 +109,12 @@ public abstract class LockBackendContractTest {
     }
 
     /**
-     * Whether the store issues fencing tokens ({@link LockBackend#supportsFencing()}). Where it does not,
+     * Whether the store issues fencing tokens ({@link BackendCapabilities#fencing()}). Where it does not,
      * the tests that check tokens check instead that every handle refuses to hand one out.
      */
     protected final boolean storeFences() {
         if (fences == null) {
-            fences = newBackend().supportsFencing();
+            fences = newBackend().capabilities().fencing();
         }
         return fences;
     }
@@ -122,6 +128,21 @@ public abstract class LockBackendContractTest {
             sessionKept = newBackend().sessionLeases().isPresent();
         }
         return sessionKept;
+    }
+
+    /** The store-level tier ({@link LockBackendSpiContractTest}) on the same store: the SPI's promises, asked of a backend directly. */
+    @Nested
+    class Spi extends LockBackendSpiContractTest {
+
+        @Override
+        protected BackendFactory factory() {
+            return LockBackendContractTest.this.factory();
+        }
+
+        @Override
+        protected String connection() {
+            return LockBackendContractTest.this.connection();
+        }
     }
 
     /** A recording wrapper over a fresh backend; each acts like a separate process. */
@@ -149,15 +170,7 @@ public abstract class LockBackendContractTest {
 
     @Test
     void sixteenThreadsOnTwoManagersNeverOverlap() throws Exception {
-        LockManager first = manager();
-        LockManager second = manager();
-        OverlapDetector detector = new OverlapDetector();
-        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        contend(pool, 16, 500, task -> task % 2 == 0 ? first : second, detector, tokens);
-        assertThat(detector.overlaps()).isZero();
-        assertThat(detector.counter()).isEqualTo(16 * 500);
-        assertTokens(tokens, 16 * 500);
+        sixteenCallersOnTwoManagersNeverOverlap(500, task -> this::acquireBlocking);
     }
 
     @Test
@@ -172,23 +185,61 @@ public abstract class LockBackendContractTest {
         LockManager locks = manager();
         OverlapDetector detector = new OverlapDetector();
         List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
-        contend(pool, 64, 20, task -> locks, detector, tokens);
+        contend(pool, 64, 20, task -> locks, task -> this::acquireBlocking, detector, tokens);
         assertThat(detector.overlaps()).isZero();
         assertThat(detector.counter()).isEqualTo(64 * 20);
         assertTokens(tokens, 64 * 20);
     }
 
-    /** Runs {@code tasks} tasks on {@code pool}, each taking the test's key {@code iterations} times; shuts the pool down. */
+    @Test
+    void asyncCallersOnTwoManagersNeverOverlapWithBlockingOnes() throws Exception {
+        // Three in four callers go through acquireAsync, on both managers; the rest block in acquire beside them.
+        sixteenCallersOnTwoManagersNeverOverlap(200, task -> task % 4 == 3 ? this::acquireBlocking : this::acquireThroughFuture);
+    }
+
+    /** Sixteen threads on two managers take the key {@code iterations} times each, as {@code acquireOfTask} says. */
+    private void sixteenCallersOnTwoManagersNeverOverlap(int iterations, IntFunction<Function<LockManager, LockHandle>> acquireOfTask)
+            throws Exception {
+        LockManager first = manager();
+        LockManager second = manager();
+        OverlapDetector detector = new OverlapDetector();
+        List<Long> tokens = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        contend(pool, 16, iterations, task -> task % 2 == 0 ? first : second, acquireOfTask, detector, tokens);
+        assertThat(detector.overlaps()).isZero();
+        assertThat(detector.counter()).isEqualTo(16 * iterations);
+        assertTokens(tokens, 16 * iterations);
+    }
+
+    private LockHandle acquireBlocking(LockManager locks) {
+        return locks.acquire(key, Duration.ofSeconds(60));
+    }
+
+    /** Acquires through {@link LockManager#acquireAsync}; the calling thread only waits for the future's answer. */
+    private LockHandle acquireThroughFuture(LockManager locks) {
+        try {
+            return locks.acquireAsync(LockRequest.builder(key).waitTime(Duration.ofSeconds(60)).build()).get(90, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("acquireAsync of key '" + key + "' failed", e);
+        }
+    }
+
+    /**
+     * Runs {@code tasks} tasks on {@code pool}, each taking the test's key {@code iterations} times the way
+     * {@code acquireOfTask} says; shuts the pool down.
+     */
     private void contend(ExecutorService pool, int tasks, int iterations, IntFunction<LockManager> managerOfTask,
-                         OverlapDetector detector, List<Long> tokens) throws Exception {
+                         IntFunction<Function<LockManager, LockHandle>> acquireOfTask, OverlapDetector detector,
+                         List<Long> tokens) throws Exception {
         boolean fencing = storeFences();
         try {
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < tasks; t++) {
                 LockManager locks = managerOfTask.apply(t);
+                Function<LockManager, LockHandle> acquire = acquireOfTask.apply(t);
                 done.add(pool.submit(() -> {
                     for (int i = 0; i < iterations; i++) {
-                        try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(60))) {
+                        try (LockHandle lock = acquire.apply(locks)) {
                             detector.enter();
                             if (fencing) {
                                 tokens.add(lock.fencingToken());
@@ -260,7 +311,7 @@ public abstract class LockBackendContractTest {
         LockManager other = manager();
         RecordingBackend stranger = newBackend();
         try (LockHandle lock = holder.acquire(key, Duration.ZERO)) {
-            assertThat(stranger.release(key, "not-the-owner", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(stranger.release(LockKind.EXCLUSIVE, key, "not-the-owner", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
             assertThat(other.tryAcquire(key)).as("still held after a stranger's release").isEmpty();
             assertThat(lock.isHeld()).isTrue();
         }
@@ -535,24 +586,48 @@ public abstract class LockBackendContractTest {
 
     @Test
     void aReleaseWakesTheWaiterLongBeforeTheLeaseRunsOut() throws Exception {
+        aReleaseHandsTheKeyToTheWaiterWithinSeconds(waiter -> {
+            CompletableFuture<LockHandle> next = new CompletableFuture<>();
+            start(() -> {
+                try {
+                    next.complete(waiter.acquire(key, Duration.ofSeconds(25)));
+                } catch (RuntimeException e) {
+                    next.completeExceptionally(e);
+                }
+            });
+            return next;
+        });
+    }
+
+    @Test
+    void anAsyncWaiterGetsTheKeyWhenItIsReleased() throws Exception {
+        aReleaseHandsTheKeyToTheWaiterWithinSeconds(
+                waiter -> waiter.acquireAsync(LockRequest.builder(key).waitTime(Duration.ofSeconds(25)).build()));
+    }
+
+    /** A waiter that {@code waitFor} starts is told "held"; the holder releases; the waiter has the key within seconds. */
+    private void aReleaseHandsTheKeyToTheWaiterWithinSeconds(Function<LockManager, CompletableFuture<LockHandle>> waitFor)
+            throws Exception {
         LockManager holder = manager();
         RecordingBackend waiterBackend = newBackend();
         LockManager waiter = manager(waiterBackend, b -> { });
         LockHandle lock = holder.acquire(key, Duration.ZERO);
-        AtomicLong acquiredAt = new AtomicLong();
-        Thread waiting = start(() -> {
-            try (LockHandle next = waiter.acquire(key, Duration.ofSeconds(25))) {
-                acquiredAt.set(System.nanoTime());
-            }
-        });
+        CompletableFuture<LockHandle> next = waitFor.apply(waiter);
         // Two "held" answers: the first attempt, and the retry right after subscribing.
         awaitTrue(Duration.ofSeconds(10), () -> waiterBackend.heldAnswers.get() >= 2);
+        assertThat(next).as("the waiter while the key is held").isNotDone();
+        long holdersToken = storeFences() ? lock.fencingToken() : 0;
         long releasedAt = System.nanoTime();
         lock.close();
-        waiting.join(20_000);
-        assertThat(acquiredAt.get()).as("waiter acquired").isNotZero();
-        // The holder's lease had 30 s left: only a release notice explains a wake-up within seconds.
-        assertThat(acquiredAt.get() - releasedAt).isLessThan(TimeUnit.SECONDS.toNanos(5));
+        try (LockHandle taken = next.get(20, TimeUnit.SECONDS)) {
+            // The holder's lease had 30 s left: only a release notice explains a grant within seconds.
+            assertThat(System.nanoTime() - releasedAt).as("nanoseconds from the release to the grant").isLessThan(TimeUnit.SECONDS.toNanos(5));
+            assertThat(taken.isHeld()).isTrue();
+            if (storeFences()) {
+                assertThat(taken.fencingToken()).as("the waiter's token").isGreaterThan(holdersToken);
+            }
+            assertThat(holder.tryAcquire(key)).as("the key while the waiter holds it").isEmpty();
+        }
     }
 
     @Test

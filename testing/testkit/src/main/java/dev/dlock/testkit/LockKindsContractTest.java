@@ -1,5 +1,6 @@
 package dev.dlock.testkit;
 
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -40,7 +41,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The behaviour of the lock kinds beyond exclusive — read/write, permits, fair — through {@link LockManager},
  * against a real store. Each test runs only when the store supports the kind it needs
- * ({@link LockBackend#supportedModes()}); a store that supports none still passes the refusal test.
+ * ({@link BackendCapabilities#modes()}); a store that supports none still passes the refusal test.
  * The detectors are sized for each kind: never a writer beside anyone, never more holders than permits,
  * acquisitions in arrival order.
  */
@@ -100,7 +101,7 @@ public abstract class LockKindsContractTest {
 
     private void assumeSupports(LockKind.Mode mode) {
         LockBackend backend = newBackend();
-        assumeTrue(backend.supportedModes().contains(mode), backend + " does not take " + mode + " locks");
+        assumeTrue(backend.capabilities().modes().contains(mode), backend + " does not take " + mode + " locks");
     }
 
     private LockRequest request(LockKind kind, Duration wait) {
@@ -127,7 +128,7 @@ public abstract class LockKindsContractTest {
         LockBackend backend = newBackend();
         LockManager locks = manager(backend);
         for (LockKind.Mode mode : LockKind.Mode.values()) {
-            if (backend.supportedModes().contains(mode)) {
+            if (backend.capabilities().modes().contains(mode)) {
                 continue;
             }
             LockKind kind = mode == LockKind.Mode.PERMITS ? LockKind.permits(2) : LockKind.of(mode);
@@ -135,7 +136,7 @@ public abstract class LockKindsContractTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining(mode.name()).hasMessageContaining("cannot take");
         }
-        assertThat(backend.supportedModes()).contains(LockKind.Mode.EXCLUSIVE);
+        assertThat(backend.capabilities().modes()).contains(LockKind.Mode.EXCLUSIVE);
     }
 
     // ------------------------------------------------------------------ permits
@@ -531,7 +532,7 @@ public abstract class LockKindsContractTest {
                     .as("%s lease ran out, nobody took the key since", held).isEqualTo(ReleaseResult.ALREADY_FREE);
             String other = "taker-" + UUID.randomUUID();
             long taken = takenInStore(store, taker, pairKey, other, 30_000);
-            if (store.supportsFencing()) {
+            if (store.capabilities().fencing()) {
                 assertThat(taken).as("the taker's token").isGreaterThan(token);
             }
             assertThat(store.release(taker, pairKey, other, taken)).isEqualTo(ReleaseResult.RELEASED);
@@ -543,7 +544,7 @@ public abstract class LockKindsContractTest {
 
     /** The pairs whose both kinds the store takes. */
     private List<LockKind[]> supportedPairs(List<LockKind[]> pairs) {
-        Set<LockKind.Mode> modes = newBackend().supportedModes();
+        Set<LockKind.Mode> modes = newBackend().capabilities().modes();
         return pairs.stream().filter(pair -> modes.contains(pair[0].mode()) && modes.contains(pair[1].mode())).toList();
     }
 

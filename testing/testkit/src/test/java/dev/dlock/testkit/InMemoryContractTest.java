@@ -1,6 +1,8 @@
 package dev.dlock.testkit;
 
+import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -47,7 +49,7 @@ class InMemoryContractTest extends LockBackendContractTest {
         Taken taken = LAST_TAKEN.get(key);
         assertThat(taken).as("someone took %s", key).isNotNull();
         // The owner's own compare-and-delete is the only way into this store; for the holder it is a deletion it did not make.
-        assertThat(STORE.release(key, taken.owner(), taken.fencingToken())).as("deleted the lock entry").isEqualTo(ReleaseResult.RELEASED);
+        assertThat(STORE.release(LockKind.EXCLUSIVE, key, taken.owner(), taken.fencingToken())).as("deleted the lock entry").isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Override
@@ -82,9 +84,10 @@ class InMemoryContractTest extends LockBackendContractTest {
     private static final class Client implements LockBackend {
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+            BackendCapabilities.requireExclusive(this, kind);
             COMMANDS.incrementAndGet();
-            AcquireResult result = STORE.tryAcquire(key, owner, leaseMillis);
+            AcquireResult result = STORE.tryAcquire(kind, key, owner, leaseMillis);
             if (result instanceof AcquireResult.Acquired acquired) {
                 LAST_TAKEN.put(key, new Taken(owner, acquired.fencingToken()));
             }
@@ -92,9 +95,10 @@ class InMemoryContractTest extends LockBackendContractTest {
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+            BackendCapabilities.requireExclusive(this, kind);
             COMMANDS.incrementAndGet();
-            return STORE.release(key, owner, fencingToken);
+            return STORE.release(kind, key, owner, fencingToken);
         }
 
         @Override

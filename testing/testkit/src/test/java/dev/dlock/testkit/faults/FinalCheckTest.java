@@ -1,5 +1,6 @@
 package dev.dlock.testkit.faults;
 
+import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -61,17 +62,17 @@ class FinalCheckTest {
         }
 
         @Override
-        public AcquireResult tryAcquire(String key, String owner, long leaseMillis) {
+        public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
             if (refused.get() < down) {
                 refused.incrementAndGet();
                 throw new LockBackendException("Failed to connect: the master is failing over", null);
             }
-            return store.tryAcquire(key, owner, leaseMillis);
+            return store.tryAcquire(kind, key, owner, leaseMillis);
         }
 
         @Override
-        public ReleaseResult release(String key, String owner, long fencingToken) {
-            return store.release(key, owner, fencingToken);
+        public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+            return store.release(kind, key, owner, fencingToken);
         }
 
         @Override

@@ -1,0 +1,284 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoreNode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The store-level tier of the contract: every "must" of {@link LockBackend}'s Javadoc, asked of a backend
+ * directly, without a {@link LockManager} in between (except where the promise is the engine's: an undeclared kind
+ * refused before the store). Where stores legitimately differ, a test asks the store's
+ * {@linkplain LockBackend#capabilities() capabilities} or optional facets, never its class: no fencing tokens, no
+ * hand-off, leases kept by the session instead of renewed.
+ *
+ * <p>{@link LockBackendContractTest} runs it on its store as a nested class; a backend author may also extend it
+ * alone to check a new store early.
+ */
+public abstract class LockBackendSpiContractTest {
+
+    /** The lease the tests take: long enough that nothing runs out while a test runs. */
+    private static final long LEASE_MILLIS = 30_000;
+
+    /** Creates backends (each with its own client) connected to the store under test. */
+    protected abstract BackendFactory factory();
+
+    /** The connection string {@link #factory()} understands. */
+    protected abstract String connection();
+
+    private final List<LockBackend> backends = new ArrayList<>();
+    private LockBackend store;
+    private String key;
+
+    @BeforeEach
+    void connect(TestInfo test) {
+        key = "spi:" + test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
+        store = newBackend();
+    }
+
+    @AfterEach
+    void disconnect() {
+        backends.forEach(b -> factory().dispose(b));
+        backends.clear();
+    }
+
+    /** A fresh backend with its own client, disposed after the test. */
+    private LockBackend newBackend() {
+        LockBackend backend = factory().create(connection());
+        backends.add(backend);
+        return backend;
+    }
+
+    private String owner(String name) {
+        return name + ":" + UUID.randomUUID();
+    }
+
+    private long acquired(AcquireResult result) {
+        assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+        return ((AcquireResult.Acquired) result).fencingToken();
+    }
+
+    private boolean fences() {
+        return store.capabilities().fencing();
+    }
+
+    @Test
+    void anAcquisitionRepeatedByItsOwnerIsAcquiredAgainWithALargerToken() {
+        String a = owner("a");
+        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        long repeat = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        if (fences()) {
+            assertThat(repeat).as("the repeat's fencing token").isGreaterThan(first);
+        }
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, repeat)).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void aHeldKeyTellsAnotherOwnerHowLongTheLeaseHasLeftAtMost() {
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, owner("a"), LEASE_MILLIS));
+        AcquireResult refused = newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS);
+        assertThat(refused).isInstanceOf(AcquireResult.Held.class);
+        long remaining = ((AcquireResult.Held) refused).remainingTtlMillis();
+        // At most the lease, plus the second a store that counts whole seconds (memcached) rounds up by.
+        assertThat(remaining).as("remaining TTL (negative only when the store cannot tell)")
+                .satisfiesAnyOf(ttl -> assertThat(ttl).isNegative(), ttl -> assertThat(ttl).isBetween(1L, LEASE_MILLIS + 1_000));
+    }
+
+    @Test
+    void tokensRiseFromOneOwnerToTheNext() {
+        assumeTrue(fences(), "the store issues no fencing tokens");
+        String a = owner("a");
+        String b = owner("b");
+        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, first)).isEqualTo(ReleaseResult.RELEASED);
+        LockBackend other = newBackend();
+        long second = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, second)).isEqualTo(ReleaseResult.RELEASED);
+        long third = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(List.of(first, second, third)).as("tokens of three acquisitions in turn").isSorted().doesNotHaveDuplicates();
+        assertThat(first).as("a token").isPositive();
+    }
+
+    @Test
+    void aRepeatedReleaseWithNoAcquisitionSinceAnswersAlreadyFree() {
+        assumeTrue(store.sessionLeases().isEmpty(), "a store that keeps leases by its session tells a repeat by its own record"
+                + " of the lease, which a confirmed release removes (see LockBackend#release)");
+        String a = owner("a");
+        long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).as("the same release again").isEqualTo(ReleaseResult.ALREADY_FREE);
+    }
+
+    @Test
+    void aReleaseAfterAnotherOwnerTookTheKeyAnswersNotOwnerAndLeavesTheOtherOwnersLockAlone() {
+        String a = owner("a");
+        String b = owner("b");
+        LockBackend other = newBackend();
+        long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).isEqualTo(ReleaseResult.RELEASED);
+
+        long othersToken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).as("while the other owner holds it").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner("c"), LEASE_MILLIS)).as("the other owner still holds it")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, othersToken)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).as("after the other owner took and released it")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
+    }
+
+    @Test
+    void aRenewalBatchAnswersOncePerRequestInOrder() {
+        assumeTrue(store.sessionLeases().isEmpty(), "the store keeps leases by its session and is never renewed");
+        String a = owner("a");
+        List<String> keys = keysOnOneNode(store.capabilities().supports(LockKind.READ) ? 5 : 4);
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(0), a, 2_000));
+        acquired(newBackend().tryAcquire(LockKind.EXCLUSIVE, keys.get(1), owner("b"), LEASE_MILLIS));
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(3), a, 2_000));
+        List<LeaseRenewal> batch = new ArrayList<>(List.of(
+                new LeaseRenewal(keys.get(0), a, LEASE_MILLIS, LockKind.EXCLUSIVE),
+                new LeaseRenewal(keys.get(1), a, LEASE_MILLIS, LockKind.EXCLUSIVE),
+                new LeaseRenewal(keys.get(2), a, LEASE_MILLIS, LockKind.EXCLUSIVE),
+                new LeaseRenewal(keys.get(3), a, LEASE_MILLIS, LockKind.EXCLUSIVE)));
+        List<RenewalResult> expected = new ArrayList<>(List.of(RenewalResult.RENEWED, RenewalResult.TAKEN, RenewalResult.EXPIRED,
+                RenewalResult.RENEWED));
+        if (keys.size() == 5) {
+            acquired(store.tryAcquire(LockKind.READ, keys.get(4), a, 2_000));
+            batch.add(new LeaseRenewal(keys.get(4), a, LEASE_MILLIS, LockKind.READ));
+            expected.add(RenewalResult.RENEWED);
+        }
+        assertThat(store.renew(batch)).as("answers to renewals of: held, another's, never taken, held"
+                + (keys.size() == 5 ? ", a read lease" : "")).containsExactlyElementsOf(expected);
+
+        AcquireResult refused = newBackend().tryAcquire(LockKind.EXCLUSIVE, keys.get(0), owner("c"), LEASE_MILLIS);
+        assertThat(refused).as("the renewed key").isInstanceOf(AcquireResult.Held.class);
+        long remaining = ((AcquireResult.Held) refused).remainingTtlMillis();
+        if (remaining >= 0) {
+            assertThat(remaining).as("the renewed lease's remaining TTL, taken at 2 s and renewed to %s ms", LEASE_MILLIS)
+                    .isGreaterThan(2_000);
+        }
+    }
+
+    /** {@code count} keys that the store serves from one node (the engine only batches renewals of one node). */
+    private List<String> keysOnOneNode(int count) {
+        List<String> keys = new ArrayList<>(List.of(key + ":0"));
+        StoreNode node = store.renewalGrouping().map(g -> g.nodeOf(keys.get(0))).orElse(StoreNode.SINGLE);
+        for (int i = 1; keys.size() < count; i++) {
+            String candidate = key + ":" + i;
+            if (store.renewalGrouping().map(g -> g.nodeOf(candidate)).orElse(StoreNode.SINGLE).equals(node)) {
+                keys.add(candidate);
+            }
+        }
+        assertThat(store.renewalGrouping().map(g -> g.maxBatchSize()).orElse(Integer.MAX_VALUE))
+                .as("the store's largest renew batch").isGreaterThanOrEqualTo(count);
+        return keys;
+    }
+
+    @Test
+    void aHandOffByAnOwnerThatDoesNotHoldTheKeyAnswersNotHeld() {
+        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        String a = owner("a");
+        String b = owner("b");
+        assertThat(store.handOff(key, a, 0)).as("a free key").isEqualTo(HandOffResult.NOT_HELD);
+        LockBackend other = newBackend();
+        long othersToken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(store.handOff(key, a, LEASE_MILLIS)).as("a key another owner holds").isEqualTo(HandOffResult.NOT_HELD);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, othersToken)).as("the holder's release").isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void aHandOffKeepsTheKeyTakenWithALargerToken() {
+        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        String a = owner("a");
+        long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        HandOffResult passed = store.handOff(key, a, LEASE_MILLIS);
+        assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
+        long next = ((HandOffResult.Passed) passed).fencingToken();
+        if (fences()) {
+            assertThat(next).as("the token of the hand-off").isGreaterThan(token);
+        }
+        assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, next)).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void aWithdrawalNeverThrowsAndLeavesAHoldersLockAlone() {
+        String b = owner("b");
+        for (LockKind kind : declaredKinds()) {
+            assertThatNoException().as("withdraw of a %s lock on a key never seen", kind)
+                    .isThrownBy(() -> store.withdraw(kind, key + ":never-seen", owner("a")));
+        }
+        LockBackend other = newBackend();
+        long token = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThatNoException().isThrownBy(() -> store.withdraw(LockKind.EXCLUSIVE, key, owner("a")));
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, token)).as("the holder's release after another's withdrawal")
+                .isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    @Test
+    void aPingAnswersWithTheRoundTrip() {
+        assertThat(store.ping()).as("round trip in nanoseconds").isNotNegative();
+    }
+
+    @Test
+    void everyDeclaredKindCanBeTakenAndReleased() {
+        String a = owner("a");
+        for (LockKind kind : declaredKinds()) {
+            String kindKey = key + ":" + kind.mode();
+            long token = acquired(store.tryAcquire(kind, kindKey, a, LEASE_MILLIS));
+            assertThat(store.release(kind, kindKey, a, token)).as("release of a %s lock", kind).isEqualTo(ReleaseResult.RELEASED);
+        }
+    }
+
+    @Test
+    void anUndeclaredKindIsRefusedBeforeTheStoreAndByTheStoreItself() {
+        BackendCapabilities declared = store.capabilities();
+        List<LockKind> undeclared = Arrays.stream(LockKind.Mode.values()).map(LockBackendSpiContractTest::kindOf)
+                .filter(kind -> !declared.supports(kind)).toList();
+        assumeTrue(!undeclared.isEmpty(), "the store takes every kind");
+        RecordingBackend recorder = new RecordingBackend(store);
+        try (LockManager locks = LockManager.builder(recorder).build()) {
+            for (LockKind kind : undeclared) {
+                assertThatThrownBy(() -> locks.tryAcquire(LockRequest.builder(key).kind(kind).build()))
+                        .as("a %s lock through the engine", kind).isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> store.tryAcquire(kind, key, owner("a"), LEASE_MILLIS))
+                        .as("a %s lock asked of the store", kind).isInstanceOf(UnsupportedOperationException.class)
+                        .hasMessageContaining(kind.toString());
+            }
+            assertThat(recorder.acquires).as("acquisitions that reached the store").hasValue(0);
+        }
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS));
+    }
+
+    private List<LockKind> declaredKinds() {
+        return store.capabilities().modes().stream().map(LockBackendSpiContractTest::kindOf).toList();
+    }
+
+    /** A kind of {@code mode}: two permits for {@link LockKind.Mode#PERMITS}. */
+    private static LockKind kindOf(LockKind.Mode mode) {
+        return mode == LockKind.Mode.PERMITS ? LockKind.permits(2) : LockKind.of(mode);
+    }
+}

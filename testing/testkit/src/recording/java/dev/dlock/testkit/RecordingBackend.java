@@ -1,0 +1,221 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.LockKind;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.HolderInspection;
+import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalGrouping;
+import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.SessionLeases;
+import dev.dlock.core.spi.StoreNode;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+
+/**
+ * Wraps a real backend and records what the engine asks of it (not a mock: every call goes to the
+ * real store). Tests use it to count calls, and to hold or break a renewal, a release or a hand-off at a chosen
+ * moment as a slow or dropped connection would. It forwards every method of {@link LockBackend}, capabilities
+ * included, so that the engine on it behaves as on the store unless a test {@linkplain #alterCapabilities changes}
+ * what it declares.
+ *
+ * <p>Its source folder is compiled by dlock-testkit (which publishes it) and by dlock-core's tests, which cannot
+ * depend on the testkit: the testkit depends on dlock-core, and Maven refuses the cycle.
+ */
+public final class RecordingBackend implements LockBackend {
+
+    /** One renewal entry sent, and when ({@link System#nanoTime()}). */
+    public record SentRenewal(LeaseRenewal renewal, long sentAtNanos) {
+    }
+
+    private final LockBackend delegate;
+    /** Acquire attempts sent. */
+    public final AtomicInteger acquires = new AtomicInteger();
+    /** The owner of every acquire attempt sent, in order. */
+    public final List<String> acquiringOwners = new CopyOnWriteArrayList<>();
+    /** Acquire attempts that found the key held. */
+    public final AtomicInteger heldAnswers = new AtomicInteger();
+    /** Owners whose acquire attempt found the key held at least once, in the order of their first such answer. */
+    public final List<String> waitingOwners = new CopyOnWriteArrayList<>();
+    /** Releases sent. */
+    public final AtomicInteger releases = new AtomicInteger();
+    /** Hand-offs sent: leases passed straight to the next holder in the JVM instead of a release. */
+    public final AtomicInteger handOffs = new AtomicInteger();
+    /** "handOff" or "release" for every such call sent, in order. */
+    public final List<String> passes = new CopyOnWriteArrayList<>();
+    /** The owner of every withdrawal sent, in order. */
+    public final List<String> withdrawals = new CopyOnWriteArrayList<>();
+    /** Every renewal entry sent, in order. */
+    public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
+    /** Every renewal entry sent with the time it was sent, in order. */
+    public final List<SentRenewal> sentRenewals = new CopyOnWriteArrayList<>();
+    /** The size of every renewal batch sent, in order. */
+    public final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+    private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
+    private volatile BiConsumer<String, AcquireResult> afterAcquire = (owner, result) -> { };
+    private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
+    private volatile Function<Supplier<HandOffResult>, HandOffResult> aroundHandOff = Supplier::get;
+    private volatile UnaryOperator<BackendCapabilities> capabilities = UnaryOperator.identity();
+    private volatile Function<String, StoreNode> renewalGroups;
+
+    /** Wraps {@code delegate}. */
+    public RecordingBackend(LockBackend delegate) {
+        this.delegate = delegate;
+    }
+
+    /** Runs {@code hook} on the watchdog thread before each renewal batch is sent; it may block or throw. */
+    public void beforeRenew(Consumer<List<LeaseRenewal>> hook) {
+        this.beforeRenew = hook;
+    }
+
+    /**
+     * Runs {@code hook} with the owner and the store's answer on the acquiring thread, after the store answered and
+     * before the engine sees it: a slow reply, or a fault at that moment.
+     */
+    public void afterAcquire(BiConsumer<String, AcquireResult> hook) {
+        this.afterAcquire = hook;
+    }
+
+    /** Routes each release through {@code around}, which gets the real call and decides whether, and how, it reaches the store. */
+    public void aroundRelease(Function<Supplier<ReleaseResult>, ReleaseResult> around) {
+        this.aroundRelease = around;
+    }
+
+    /** Routes each hand-off through {@code around}, which gets the real call and may hold it or act while it is in flight. */
+    public void aroundHandOff(Function<Supplier<HandOffResult>, HandOffResult> around) {
+        this.aroundHandOff = around;
+    }
+
+    /**
+     * Declares the store's capabilities as {@code change} makes them from the store's own, for example without
+     * hand-off so that a test counts plain releases; takes effect for managers built afterwards.
+     */
+    public void alterCapabilities(UnaryOperator<BackendCapabilities> change) {
+        this.capabilities = change;
+    }
+
+    /** Presents the store as several nodes: {@code groups} maps a key to its node. */
+    public void renewalGroups(Function<String, StoreNode> groups) {
+        this.renewalGroups = groups;
+    }
+
+    /** The number of renewal entries sent for {@code key}. */
+    public long renewalsOf(String key) {
+        return renewals.stream().filter(r -> r.key().equals(key)).count();
+    }
+
+    /** The renewal entries sent for {@code key}, with the time each was sent, in order. */
+    public List<SentRenewal> sentRenewalsOf(String key) {
+        return sentRenewals.stream().filter(r -> r.renewal().key().equals(key)).toList();
+    }
+
+    @Override
+    public BackendCapabilities capabilities() {
+        return capabilities.apply(delegate.capabilities());
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        acquires.incrementAndGet();
+        acquiringOwners.add(owner);
+        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis);
+        if (result instanceof AcquireResult.Held) {
+            heldAnswers.incrementAndGet();
+            synchronized (waitingOwners) {
+                if (!waitingOwners.contains(owner)) {
+                    waitingOwners.add(owner);
+                }
+            }
+        }
+        afterAcquire.accept(owner, result);
+        return result;
+    }
+
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        releases.incrementAndGet();
+        passes.add("release");
+        return aroundRelease.apply(() -> delegate.release(kind, key, owner, fencingToken));
+    }
+
+    @Override
+    public void withdraw(LockKind kind, String key, String owner) {
+        withdrawals.add(owner);
+        delegate.withdraw(kind, key, owner);
+    }
+
+    @Override
+    public List<RenewalResult> renew(List<LeaseRenewal> batch) {
+        beforeRenew.accept(batch);
+        batchSizes.add(batch.size());
+        long now = System.nanoTime();
+        for (LeaseRenewal renewal : batch) {
+            sentRenewals.add(new SentRenewal(renewal, now));
+        }
+        renewals.addAll(batch);
+        return delegate.renew(batch);
+    }
+
+    @Override
+    public Optional<RenewalGrouping> renewalGrouping() {
+        Function<String, StoreNode> groups = renewalGroups;
+        if (groups == null) {
+            return delegate.renewalGrouping();
+        }
+        return Optional.of(new RenewalGrouping() {
+            @Override
+            public StoreNode nodeOf(String key) {
+                return groups.apply(key);
+            }
+
+            @Override
+            public int maxBatchSize() {
+                return Integer.MAX_VALUE;
+            }
+        });
+    }
+
+    @Override
+    public Optional<ReleaseNotices> releaseNotices() {
+        return delegate.releaseNotices();
+    }
+
+    @Override
+    public Optional<SessionLeases> sessionLeases() {
+        return delegate.sessionLeases();
+    }
+
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return delegate.holderInspection();
+    }
+
+    @Override
+    public HandOffResult handOff(String key, String owner, long leaseMillis) {
+        handOffs.incrementAndGet();
+        passes.add("handOff");
+        return aroundHandOff.apply(() -> delegate.handOff(key, owner, leaseMillis));
+    }
+
+    @Override
+    public long ping() {
+        return delegate.ping();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}

@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.testkit.RecordingBackend;
+import dev.dlock.core.spi.LockBackend;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -281,8 +282,7 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
      * asleep yet. Before, the waiter then slept a whole check interval (here 60 s) with the key free for it.
      */
     private void assertAReleaseDuringTheAbortCheckIsNotMissed(boolean handOffs) throws Exception {
-        TappedBackend backend = tapped();
-        backend.handOffs = handOffs;
+        LockBackend backend = handOffs ? new RecordingBackend(store) : tapped();
         LockManager locks = manager(backend, b -> b.localHandOff(handOffs));
         LockHandle holder = locks.acquire(key, Duration.ofSeconds(30));
         CountDownLatch checking = new CountDownLatch(1);

@@ -67,6 +67,31 @@ class ReleaseReadinessTest {
     }
 
     @Test
+    void theTreeIsTheDesignCardsAndNoStoreDependsOnSpringOrAspectJ() throws Exception {
+        Set<String> folders = new TreeSet<>();
+        try (Stream<Path> top = Files.list(ROOT)) {
+            top.filter(Files::isDirectory).map(dir -> dir.getFileName().toString())
+                    .filter(name -> !name.startsWith(".") && !name.equals("target")).forEach(folders::add);
+        }
+        assertThat(folders).as("top-level folders (docs/modules.md)").containsExactlyInAnyOrder("annotations", "core",
+                "aspect-runtime", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend", "spring-boot",
+                "testing", "integration-tests", "examples", "benchmarks", "bom", "docs");
+
+        for (String store : List.of("core", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend")) {
+            NodeList dependencies = parse(ROOT.resolve(store).resolve("pom.xml")).getElementsByTagName("dependency");
+            for (int i = 0; i < dependencies.getLength(); i++) {
+                Element dependency = (Element) dependencies.item(i);
+                String coordinates = child(dependency, "groupId") + ":" + child(dependency, "artifactId");
+                assertThat(coordinates).as(store + " depends on " + coordinates)
+                        .doesNotStartWith("org.springframework").doesNotStartWith("org.aspectj");
+                if (coordinates.startsWith("dev.dlock:") && !coordinates.equals("dev.dlock:dlock-core")) {
+                    assertThat(child(dependency, "scope")).as(store + "'s dependency on " + coordinates).isEqualTo("test");
+                }
+            }
+        }
+    }
+
+    @Test
     void theReadmeIsShortAndEveryDocPageIsReachableFromIt() throws IOException {
         Path readme = ROOT.resolve("README.md");
         assertThat(Files.size(readme)).as("README.md bytes").isLessThanOrEqualTo(12 * 1024);

@@ -310,10 +310,26 @@ public final class LockManager implements AutoCloseable {
         HolderInspection inspection = backend.holderInspection().orElseThrow(() -> new UnsupportedOperationException(
                 "the store " + backend.getClass().getSimpleName() + " cannot say who holds a key nor force a release "
                         + "(it offers no HolderInspection); key '" + key + "'"));
+        // Only the kinds found held are freed, each lock once (exclusive and fair are one): freeing a kind wakes waiters,
+        // and one of them taking the key must not be removed by freeing another kind of the same lock right after.
+        List<LockKind> held = new ArrayList<>();
+        LinkedHashMap<String, LockHolder> seen = new LinkedHashMap<>();
+        for (LockKind kind : supportedKinds()) {
+            boolean news = false;
+            for (StoredHolder stored : inspection.holders(kind, key)) {
+                news |= seen.putIfAbsent(stored.owner(), LockHolder.of(stored)) == null;
+            }
+            if (news) {
+                held.add(kind);
+            }
+        }
         // Remembered before the store frees them: a holder of this JVM may renew right after, and must learn why.
-        List<LockHolder> before = collect(null, inspection::holders, key);
+        List<LockHolder> before = new ArrayList<>(seen.values());
         before.forEach(holder -> ForcedReleases.removed(holder.owner()));
-        List<LockHolder> removed = collect(null, inspection::forceRelease, key);
+        List<LockHolder> removed = new ArrayList<>();
+        for (LockKind kind : held) {
+            removed.addAll(collect(kind, inspection::forceRelease, key));
+        }
         for (LockHolder holder : before) {
             if (removed.stream().noneMatch(r -> r.owner().equals(holder.owner()))) {
                 ForcedReleases.reason(holder.owner(), null);

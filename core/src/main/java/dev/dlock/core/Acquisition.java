@@ -61,6 +61,12 @@ final class Acquisition {
     private KeyGate.HandOff handedOver;
     private boolean subscribed;
     private String owner;
+    /**
+     * The holder name of an acquisition that blocks no thread: its store attempts run on dlock's threads, so its
+     * owner token names the thread that asked for it ({@code async:<caller>}). Null for a blocking acquisition, whose
+     * attempts run on the calling thread.
+     */
+    private final String asyncHolder;
 
     /** Starts an acquisition of {@code key}: the listener is told, and the key's gate entered. */
     Acquisition(LockManager manager, LockRequest request, String key, Runnable waker) {
@@ -69,6 +75,7 @@ final class Acquisition {
         this.key = key;
         this.deadline = start + (request.waitTime() != null ? request.waitTime() : manager.defaultWaitTime()).toNanos();
         this.waker = waker;
+        this.asyncHolder = waker == null ? null : "async:" + OwnerTokens.holderName(Thread.currentThread());
         manager.listener.onAcquireAttempt(request.name(), key);
         this.gate = manager.enterGate(request.kind(), key);
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
@@ -137,7 +144,8 @@ final class Acquisition {
     Step attempt() throws InterruptedException {
         if (owner == null) {
             // Before the abort check: a store that queues waiters is told when the acquisition stops trying.
-            owner = handedOver != null ? handedOver.owner() : manager.ownerTokens.next();
+            owner = handedOver != null ? handedOver.owner()
+                    : asyncHolder != null ? manager.ownerTokens.next(asyncHolder) : manager.ownerTokens.next();
         }
         BooleanSupplier abortIf = request.abortIf();
         if (abortIf != null && abortIf.getAsBoolean()) {

@@ -96,13 +96,16 @@ final class LeaseRelease {
         String lostBecause = null;
         if (before == LockState.LOST) {
             lostBecause = lease.lostReason;
-        } else if (result == ReleaseResult.NOT_OWNER
-                || (result == ReleaseResult.ALREADY_FREE && !lease.surelyLive(System.nanoTime()))) {
-            // ALREADY_FREE while the lease surely lived can only be our own earlier attempt, whose reply was lost.
-            lostBecause = lease.watched
-                    ? "at release the key was gone or held by another owner"
-                    : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
-            manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+        } else if (result == ReleaseResult.NOT_OWNER || result == ReleaseResult.ALREADY_FREE) {
+            String forced = ForcedReleases.reason(lease.owner, null);
+            // ALREADY_FREE while the lease surely lived is our own earlier attempt, whose reply was lost, unless an
+            // operator's forced release of this JVM freed the key.
+            if (forced != null || result == ReleaseResult.NOT_OWNER || !lease.surelyLive(System.nanoTime())) {
+                lostBecause = forced != null ? forced : lease.watched
+                        ? "at release the key was gone or held by another owner"
+                        : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
+                manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+            }
         } else if (unknownOutcome != null && !liveAtRelease) {
             // The lease may have run out before the section ended, and the store cannot say whether another took the
             // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".

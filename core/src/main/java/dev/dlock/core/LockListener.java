@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread (the
@@ -42,6 +43,14 @@ public interface LockListener {
      * opposite orders: a potential deadlock. Reported once per pair, right after the WARN that names both call sites.
      */
     default void onLockOrderInversion(String lockName, String otherLockName) {
+    }
+
+    /**
+     * An operator's forced release ({@link LockManager#forceRelease(String, String)}) freed {@code key} of lock
+     * {@code lockName} in the store, removing {@code holders} (whichever instances held it; empty when it was free).
+     * Reported by the manager that ordered it; each removed holder learns of it as a lost lease.
+     */
+    default void onForcedRelease(String lockName, String key, List<LockHolder> holders) {
     }
 
     /** Why an acquisition failed. */

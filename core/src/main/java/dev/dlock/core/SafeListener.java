@@ -59,6 +59,11 @@ final class SafeListener implements LockListener {
     }
 
     @Override
+    public void onForcedRelease(String lockName, String key, List<LockHolder> holders) {
+        each("forced release", l -> l.onForcedRelease(lockName, key, holders));
+    }
+
+    @Override
     public void onLeaseLost(String lockName, String key, String reason) {
         each("lease lost", l -> l.onLeaseLost(lockName, key, reason));
     }

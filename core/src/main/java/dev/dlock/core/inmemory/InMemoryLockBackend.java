@@ -3,12 +3,14 @@ package dev.dlock.core.inmemory;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
 
@@ -52,6 +54,9 @@ import java.util.function.LongSupplier;
  * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
  * {@link Builder#fairWaiterTimeout} (the kinds behave as {@link LockKind} describes, as on Redis).
  *
+ * <p>It says who holds a key of any kind and frees it on an operator's order ({@link #holderInspection()}): a forced
+ * release wakes the key's waiters and consumes a fencing token, so the removed holder's release is refused.
+ *
  * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting.
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
@@ -82,6 +87,7 @@ public final class InMemoryLockBackend implements LockBackend {
     /** One counter for every key: strictly increasing per key even after a key's record was forgotten. */
     private final AtomicLong lastToken = new AtomicLong();
     private final Notices notices = new Notices();
+    private final Inspection inspection = new Inspection();
     private final AtomicBoolean sweeping = new AtomicBoolean();
     /** Sweeping when the record count doubled since the last sweep keeps its cost constant per new key. */
     private volatile long sweepThreshold = MIN_SWEEP_THRESHOLD;
@@ -402,6 +408,74 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return Optional.of(notices);
+    }
+
+    /** Who holds a key of any kind, and an operator's forced release. */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(inspection);
+    }
+
+    /**
+     * Reads holders inside each record's compute (the shares' maps are changed only there) without changing them; a
+     * forced release ends the holders' leases, consumes a fencing token (so that a removed holder's release answers
+     * "not owner", never "already free") and wakes the key's waiters.
+     */
+    private final class Inspection implements HolderInspection {
+
+        @Override
+        public List<StoredHolder> holders(LockKind kind, String key) {
+            return visit(kind, key, false);
+        }
+
+        @Override
+        public List<StoredHolder> forceRelease(LockKind kind, String key) {
+            List<StoredHolder> removed = visit(kind, key, true);
+            if (!removed.isEmpty()) {
+                notices.released(key);
+            }
+            return removed;
+        }
+
+        private List<StoredHolder> visit(LockKind kind, String key, boolean free) {
+            List<StoredHolder> found = new ArrayList<>();
+            if (kind.family() == LockKind.EXCLUSIVE.family()) {
+                records.computeIfPresent(key, (k, current) -> {
+                    long now = clock.getAsLong();
+                    if (!current.heldAt(now)) {
+                        return current;
+                    }
+                    found.add(new StoredHolder(current.owner, ceilMillis(current.endsAtNanos - now)));
+                    return free ? new KeyRecord(null, lastToken.incrementAndGet(), now) : current;
+                });
+                return found;
+            }
+            sharesOf(kind).computeIfPresent(key, (k, shares) -> {
+                long now = clock.getAsLong();
+                if (kind.mode() == LockKind.Mode.WRITE) {
+                    if (shares.writer != null && now - shares.writerEndsAtNanos < 0) {
+                        found.add(new StoredHolder(shares.writer, ceilMillis(shares.writerEndsAtNanos - now)));
+                        if (free) {
+                            shares.writer = null;
+                        }
+                    }
+                } else {
+                    for (Map.Entry<String, Long> holder : shares.holders.entrySet()) {
+                        if (now - holder.getValue() < 0) {
+                            found.add(new StoredHolder(holder.getKey(), ceilMillis(holder.getValue() - now)));
+                        }
+                    }
+                    if (free) {
+                        shares.holders.clear();
+                    }
+                }
+                if (free && !found.isEmpty()) {
+                    shares.lastToken = lastToken.incrementAndGet();
+                }
+                return shares;
+            });
+            return found;
+        }
     }
 
     /** There is no round trip: returns the few nanoseconds a look at the store takes. */

@@ -3,6 +3,8 @@ package dev.dlock.core.inmemory;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HolderInspection;
+import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
@@ -278,5 +280,44 @@ class InMemoryLockBackendTest {
             String key = "filler:" + now.get() + ":" + i;
             store.release(LockKind.EXCLUSIVE, key, "f", acquired(key, "f", 1000));
         }
+    }
+
+    // ------------------------------------------------------------------ holders and forced release
+
+    @Test
+    void holdersOfEveryKindAreReadWithoutChangingThemAndAForcedReleaseFreesThemKeepingTheCounter() {
+        HolderInspection inspection = store.holderInspection().orElseThrow();
+        long exclusive = acquired(LockKind.EXCLUSIVE, "x", "a", 1000);
+        acquired(LockKind.READ, "rw", "r1", 1000);
+        acquired(LockKind.READ, "rw", "r2", 2000);
+        acquired(LockKind.WRITE, "w", "w1", 1000);
+        acquired(LockKind.permits(2), "p", "p1", 1000);
+        advance(400);
+
+        assertThat(inspection.holders(LockKind.EXCLUSIVE, "x")).containsExactly(new StoredHolder("a", 600));
+        assertThat(inspection.holders(LockKind.FAIR, "x")).as("exclusive and fair are one lock").containsExactly(new StoredHolder("a", 600));
+        assertThat(inspection.holders(LockKind.READ, "rw")).containsExactlyInAnyOrder(new StoredHolder("r1", 600), new StoredHolder("r2", 1600));
+        assertThat(inspection.holders(LockKind.WRITE, "rw")).isEmpty();
+        assertThat(inspection.holders(LockKind.WRITE, "w")).containsExactly(new StoredHolder("w1", 600));
+        assertThat(inspection.holders(LockKind.permits(2), "p")).containsExactly(new StoredHolder("p1", 600));
+        assertThat(inspection.holders(LockKind.EXCLUSIVE, "x")).as("reading changed nothing").containsExactly(new StoredHolder("a", 600));
+
+        List<String> woken = new CopyOnWriteArrayList<>();
+        store.releaseNotices().orElseThrow().subscribe("x", () -> woken.add("x"));
+        assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, "x")).containsExactly(new StoredHolder("a", 600));
+        assertThat(woken).as("waiters told the key is free").contains("x");
+        assertThat(inspection.holders(LockKind.EXCLUSIVE, "x")).isEmpty();
+        assertThat(store.release(LockKind.EXCLUSIVE, "x", "a", exclusive)).as("the removed owner's release is refused, never 'already free'")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(acquired(LockKind.EXCLUSIVE, "x", "b", 1000)).as("the next token").isGreaterThan(exclusive);
+
+        assertThat(inspection.forceRelease(LockKind.READ, "rw")).hasSize(2);
+        assertThat(inspection.forceRelease(LockKind.WRITE, "w")).containsExactly(new StoredHolder("w1", 600));
+        assertThat(inspection.forceRelease(LockKind.permits(2), "p")).containsExactly(new StoredHolder("p1", 600));
+        assertThat(inspection.forceRelease(LockKind.permits(2), "p")).as("nothing left to free").isEmpty();
+        acquired(LockKind.WRITE, "rw", "w2", 1000);
+        acquired(LockKind.WRITE, "w", "w3", 1000);
+        assertThat(store.renew(List.of(new LeaseRenewal("p", "p1", 1000, LockKind.permits(2))))).as("a removed share is not renewed")
+                .containsExactly(RenewalResult.EXPIRED);
     }
 }

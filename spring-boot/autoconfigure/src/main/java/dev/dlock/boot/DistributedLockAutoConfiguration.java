@@ -117,6 +117,9 @@ public class DistributedLockAutoConfiguration {
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
+        if (properties.getInstanceId() != null) {
+            set(PREFIX + ".instance-id", () -> builder.instanceId(properties.getInstanceId()));
+        }
         return builder.localHandOff(properties.isLocalHandOff()).lockOrderWarnings(properties.isLockOrderWarnings());
     }
 

@@ -9,18 +9,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 
-/** The Actuator endpoint {@code dlock} listing the locks this JVM holds, when Actuator is present and the endpoint is exposed. */
+/** The Actuator endpoint {@code dlock} (locks held here, who holds a key, an operator's forced release), when Actuator is present and the endpoint is exposed. */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({Endpoint.class, ConditionalOnAvailableEndpoint.class})
 @ConditionalOnBean(LockManager.class)
 @ConditionalOnAvailableEndpoint(DistributedLockEndpoint.class)
 public class DistributedLockEndpointAutoConfiguration {
 
-    /** Lists the locks this JVM holds. */
+    /** Lists the locks this JVM holds and who holds a key; forces a release only when dlock.admin.force-release.enabled. */
     @Bean
     @ConditionalOnMissingBean
-    public DistributedLockEndpoint distributedLockEndpoint(LockManager lockManager) {
-        return new DistributedLockEndpoint(lockManager);
+    public DistributedLockEndpoint distributedLockEndpoint(LockManager lockManager, Environment environment) {
+        return new DistributedLockEndpoint(lockManager,
+                environment.getProperty(DistributedLockEndpoint.FORCE_RELEASE_PROPERTY, Boolean.class, false));
     }
 }

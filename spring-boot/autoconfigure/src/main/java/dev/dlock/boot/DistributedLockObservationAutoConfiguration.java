@@ -47,11 +47,15 @@ public class DistributedLockObservationAutoConfiguration {
     @ConditionalOnClass(MeterFilter.class)
     static class ObservationMeters {
 
-        /** Denies every meter named after a dlock observation. */
+        /**
+         * Denies every meter named after a dlock observation, and only those: dlock's own counters under
+         * {@code dlock.lock.} ({@code dlock.lock.order.inversions}, {@code dlock.lock.forced.releases}) stay.
+         */
         @Bean
         @ConditionalOnMissingBean(name = "dlockObservationMeterFilter")
         MeterFilter dlockObservationMeterFilter() {
-            return MeterFilter.denyNameStartsWith(LockObservationListener.NAME_PREFIX);
+            return MeterFilter.deny(id -> id.getName().startsWith(LockObservationListener.ACQUIRE)
+                    || id.getName().startsWith(LockObservationListener.HOLD));
         }
     }
 }

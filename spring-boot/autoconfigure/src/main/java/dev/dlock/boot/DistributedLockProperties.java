@@ -70,10 +70,17 @@ public class DistributedLockProperties {
      */
     private boolean verifyOnStart = true;
 
+    /**
+     * The name this application instance gives itself in every owner token, so that any instance reading the store
+     * can say who holds a lock (printable ASCII, at most 48 characters); unset: host name and process id.
+     */
+    private String instanceId;
+
     private final Watchdog watchdog = new Watchdog();
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
     private final Observation observation = new Observation();
+    private final Admin admin = new Admin();
 
     /** Whether dlock is auto-configured at all. */
     public boolean isEnabled() {
@@ -178,6 +185,21 @@ public class DistributedLockProperties {
         this.verifyOnStart = verifyOnStart;
     }
 
+    /** This instance's name in owner tokens; null for host name and process id. */
+    public String getInstanceId() {
+        return instanceId;
+    }
+
+    /** Names this instance in owner tokens. */
+    public void setInstanceId(String instanceId) {
+        this.instanceId = instanceId;
+    }
+
+    /** The operator's settings. */
+    public Admin getAdmin() {
+        return admin;
+    }
+
     /** The watchdog settings. */
     public Watchdog getWatchdog() {
         return watchdog;
@@ -276,6 +298,37 @@ public class DistributedLockProperties {
         /** Puts the lock key in spans, or keeps it out. */
         public void setKeyInSpans(boolean keyInSpans) {
             this.keyInSpans = keyInSpans;
+        }
+    }
+
+    /** {@code dlock.admin.*}: what an operator may do to locks through the Actuator endpoint. */
+    public static class Admin {
+
+        private final ForceRelease forceRelease = new ForceRelease();
+
+        /** The forced release settings. */
+        public ForceRelease getForceRelease() {
+            return forceRelease;
+        }
+    }
+
+    /** {@code dlock.admin.force-release.*}: the endpoint's forced release ({@code DELETE /actuator/dlock/{name}?key=}). */
+    public static class ForceRelease {
+
+        /**
+         * Whether DELETE /actuator/dlock/{name}?key=... frees a lock in the store whoever holds it (its holder learns
+         * its lease is lost at its next renewal). Off by default; Actuator's exposure and security apply as well.
+         */
+        private boolean enabled = false;
+
+        /** Whether the endpoint may force a release. */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** Allows or refuses the endpoint's forced release. */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 

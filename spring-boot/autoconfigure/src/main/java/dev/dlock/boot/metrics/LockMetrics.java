@@ -40,6 +40,14 @@ public final class LockMetrics {
     public static final String LOCK_ORDER_INVERSIONS_DESCRIPTION =
             "Pairs of lock names nested in opposite orders by two call paths: a potential deadlock";
 
+    /**
+     * Counter: an operator's forced releases this instance ordered (the endpoint's DELETE, or
+     * {@code LockManager.forceRelease}), tagged {@link #TAG_LOCK_NAME}; the removed holders count a lost lease each.
+     */
+    public static final String FORCED_RELEASES = "dlock.lock.forced.releases";
+    /** Description of {@link #FORCED_RELEASES}. */
+    public static final String FORCED_RELEASES_DESCRIPTION = "Forced releases of a lock ordered by an operator from this instance";
+
     /** Gauge: leases the watchdog renews now. */
     public static final String WATCHDOG_LEASES = "dlock.watchdog.leases";
     /** Description of {@link #WATCHDOG_LEASES}. */

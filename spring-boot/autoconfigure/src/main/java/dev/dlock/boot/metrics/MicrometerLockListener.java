@@ -1,5 +1,6 @@
 package dev.dlock.boot.metrics;
 
+import dev.dlock.core.LockHolder;
 import dev.dlock.core.LockListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -7,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -86,6 +88,16 @@ public final class MicrometerLockListener implements LockListener {
                 .description(LockMetrics.LOCK_ORDER_INVERSIONS_DESCRIPTION)
                 .tag(LockMetrics.TAG_LOCK_NAME, lockName)
                 .tag(LockMetrics.TAG_OTHER_LOCK_NAME, otherLockName)
+                .register(registry)
+                .increment();
+    }
+
+    /** Counts an operator's forced release ordered from this instance, by lock name (never the key). */
+    @Override
+    public void onForcedRelease(String lockName, String key, List<LockHolder> holders) {
+        Counter.builder(LockMetrics.FORCED_RELEASES)
+                .description(LockMetrics.FORCED_RELEASES_DESCRIPTION)
+                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
                 .register(registry)
                 .increment();
     }

@@ -39,6 +39,7 @@ class MicrometerLockListenerTest {
         listener.onRenewal("orders", "orders:1", RenewalOutcome.LOST);
         listener.onLeaseLost("orders", "orders:1", "expired");
         listener.onReleased("orders", "orders:1", Duration.ofMillis(40));
+        listener.onForcedRelease("orders", "orders:1", java.util.List.of());
 
         assertThat(acquires("orders", LockMetrics.RESULT_ACQUIRED)).isEqualTo(1);
         assertThat(acquires("orders", LockMetrics.RESULT_TIMEOUT)).isEqualTo(1);
@@ -51,6 +52,7 @@ class MicrometerLockListenerTest {
             assertThat(registry.get(LockMetrics.RENEWALS).tag(LockMetrics.TAG_RESULT, result).counter().count()).isEqualTo(1);
         }
         assertThat(registry.get(LockMetrics.LEASE_LOST).tag(LockMetrics.TAG_LOCK_NAME, "orders").counter().count()).isEqualTo(1);
+        assertThat(registry.get(LockMetrics.FORCED_RELEASES).tag(LockMetrics.TAG_LOCK_NAME, "orders").counter().count()).isEqualTo(1);
         assertThat(registry.getMeters()).allSatisfy(meter -> assertThat(meter.getId().getTags())
                 .noneMatch(tag -> tag.getValue().startsWith("orders:")));
     }

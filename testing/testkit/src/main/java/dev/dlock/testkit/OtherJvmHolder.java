@@ -1,0 +1,159 @@
+package dev.dlock.testkit;
+
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockListener;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
+import dev.dlock.core.spi.LockBackend;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A holder of a key in a second, real JVM, for tests of what another process can see and do in the store (who holds a
+ * key, a forced release): the child builds its backend with a {@link StoreOpener}, a {@link LockManager} with the given
+ * instance id, takes the key with a watchdog-managed lease on a thread of the given name, and holds it until the
+ * engine reports the lease lost; it then exits with {@link #EXIT_LEASE_LOST}. Its output (and its logs) are kept for
+ * the test's messages.
+ */
+public final class OtherJvmHolder implements AutoCloseable {
+
+    /** The child's exit code when its engine reported the lease lost (the renewal failed or the session said so). */
+    public static final int EXIT_LEASE_LOST = 42;
+    /** The child's exit code when nothing reported the lease lost within {@link #CHILD_PATIENCE}. */
+    public static final int EXIT_STILL_HELD = 43;
+    /** How long the child holds the key at most before giving up on being told of its loss. */
+    public static final Duration CHILD_PATIENCE = Duration.ofSeconds(120);
+
+    private static final String HELD = "HELD ";
+    private static final String LOST = "LOST ";
+
+    /** Opens, in the child JVM, the backend of the store under test; a public class with a public no-argument constructor. */
+    public interface StoreOpener {
+
+        /** A backend connected to the store {@code connection} names (a URI, a JDBC URL, a connect string). */
+        LockBackend open(String connection) throws Exception;
+    }
+
+    private final Process process;
+    private final List<String> output = new ArrayList<>();
+    private final CountDownLatch held = new CountDownLatch(1);
+    private volatile long fencingToken = -1;
+
+    private OtherJvmHolder(Process process) {
+        this.process = process;
+        Thread reader = new Thread(this::readOutput, "other-jvm-holder-output");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /**
+     * Starts a child JVM (this JVM's class path) that takes {@code key} as {@code kind} through the store {@code opener}
+     * opens, and returns once it holds the key.
+     *
+     * @param leaseTime the watchdog-managed lease of the child's manager, renewed every third of it
+     * @throws AssertionError when the child did not take the key within a minute (its output is in the message)
+     */
+    public static OtherJvmHolder start(Class<? extends StoreOpener> opener, String connection, String key, LockKind kind,
+                                       String instanceId, String holderThread, Duration leaseTime) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process process = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), OtherJvmHolder.class.getName(),
+                opener.getName(), connection, key, kind.mode().name(), Integer.toString(kind.permits()), instanceId,
+                holderThread, Long.toString(leaseTime.toMillis()))
+                .redirectErrorStream(true).start();
+        OtherJvmHolder holder = new OtherJvmHolder(process);
+        if (!holder.held.await(60, TimeUnit.SECONDS) || holder.fencingToken < 0) {
+            holder.close();
+            throw new AssertionError("the other JVM did not take key '" + key + "'; its output:\n" + holder.output());
+        }
+        return holder;
+    }
+
+    /** The fencing token the child's acquisition got. */
+    public long fencingToken() {
+        return fencingToken;
+    }
+
+    /** Waits for the child to exit and answers its exit code ({@link #EXIT_LEASE_LOST} when told of the loss). */
+    public int awaitExit(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError("the other JVM is still running after " + timeout + "; its output:\n" + output());
+        }
+        return process.exitValue();
+    }
+
+    /** What the child printed so far (its logs included), for messages. */
+    public String output() {
+        synchronized (output) {
+            return String.join("\n", output);
+        }
+    }
+
+    /** Kills the child if it still runs. */
+    @Override
+    public void close() {
+        process.destroyForcibly();
+    }
+
+    private void readOutput() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                synchronized (output) {
+                    output.add(line);
+                }
+                if (line.startsWith(HELD)) {
+                    fencingToken = Long.parseLong(line.substring(HELD.length()).trim());
+                    held.countDown();
+                }
+            }
+        } catch (Exception e) {
+            synchronized (output) {
+                output.add("(output unreadable: " + e + ")");
+            }
+        } finally {
+            held.countDown();
+        }
+    }
+
+    /**
+     * The child: {@code opener connection key mode permits instanceId holderThread leaseMillis}. Prints
+     * {@code HELD <token>} once it holds the key, {@code LOST <reason>} when its engine reports the lease lost.
+     */
+    public static void main(String[] args) throws Exception {
+        StoreOpener opener = (StoreOpener) Class.forName(args[0]).getConstructor().newInstance();
+        LockKind.Mode mode = LockKind.Mode.valueOf(args[3]);
+        LockKind kind = mode == LockKind.Mode.PERMITS ? LockKind.permits(Integer.parseInt(args[4])) : LockKind.of(mode);
+        CountDownLatch lost = new CountDownLatch(1);
+        LockBackend backend = opener.open(args[1]);
+        LockManager locks = LockManager.builder(backend).instanceId(args[5]).leaseTime(Duration.ofMillis(Long.parseLong(args[7])))
+                .listener(new LockListener() {
+                    @Override
+                    public void onLeaseLost(String lockName, String key, String reason) {
+                        System.out.println(LOST + reason);
+                        lost.countDown();
+                    }
+                }).build();
+        Thread holder = new Thread(() -> {
+            try {
+                LockHandle handle = locks.acquire(LockRequest.builder(args[2]).kind(kind).waitTime(Duration.ofSeconds(30)).build());
+                System.out.println(HELD + handle.fencingToken());
+                lost.await(CHILD_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Throwable e) {
+                e.printStackTrace(System.out);
+            }
+        }, args[6]);
+        holder.start();
+        holder.join();
+        // No clean shutdown: the parent reads the exit code; the store's copy is the parent's business now.
+        System.out.flush();
+        Runtime.getRuntime().halt(lost.getCount() == 0 ? EXIT_LEASE_LOST : EXIT_STILL_HELD);
+    }
+}

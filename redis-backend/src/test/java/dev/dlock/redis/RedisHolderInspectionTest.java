@@ -7,7 +7,6 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.HolderInspection;
-import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.testkit.OtherJvmHolder;
 import dev.dlock.testkit.redis.RedisServerProcess;
@@ -17,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 
-import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -56,7 +54,7 @@ class RedisHolderInspectionTest {
         String key = "orders:" + UUID.randomUUID();
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
              LockManager locks = LockManager.builder(backend).instanceId("operator").build();
-             OtherJvmHolder child = OtherJvmHolder.start(Opener.class, redis.uri(), key, LockKind.EXCLUSIVE, "worker-7",
+             OtherJvmHolder child = OtherJvmHolder.start(RedisBackendFactory.class, redis.uri(), key, LockKind.EXCLUSIVE, "worker-7",
                      "checkout-worker-3", Duration.ofSeconds(3))) {
             HolderInspection inspection = backend.holderInspection().orElseThrow();
 
@@ -153,15 +151,6 @@ class RedisHolderInspectionTest {
             backend.tryAcquire(LockKind.READ, key, "reader", 60_000);
             assertThat(inspection.holders(LockKind.READ, key)).extracting(StoredHolder::owner).containsExactly("reader");
             assertThat(inspection.holders(LockKind.WRITE, key)).isEmpty();
-        }
-    }
-
-    /** Opens the child JVM's backend: a Redis client on the server's URI. */
-    public static final class Opener implements OtherJvmHolder.StoreOpener {
-        @Override
-        public LockBackend open(String connection) {
-            URI uri = URI.create(connection);
-            return RedisLockBackend.builder(RedisClient.create(uri.getHost(), uri.getPort())).build();
         }
     }
 }

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A holder of a key in a second, real JVM, for tests of what another process can see and do in the store (who holds a
- * key, a forced release): the child builds its backend with a {@link StoreOpener}, a {@link LockManager} with the given
+ * key, a forced release): the child connects its backend with a {@link BackendFactory}, a {@link LockManager} with the given
  * instance id, takes the key with a watchdog-managed lease on a thread of the given name, and holds it until the
  * engine reports the lease lost; it then exits with {@link #EXIT_LEASE_LOST}. Its output (and its logs) are kept for
  * the test's messages.
@@ -36,13 +36,6 @@ public final class OtherJvmHolder implements AutoCloseable {
     private static final String HELD = "HELD ";
     private static final String LOST = "LOST ";
 
-    /** Opens, in the child JVM, the backend of the store under test; a public class with a public no-argument constructor. */
-    public interface StoreOpener {
-
-        /** A backend connected to the store {@code connection} names (a URI, a JDBC URL, a connect string). */
-        LockBackend open(String connection) throws Exception;
-    }
-
     private final Process process;
     private final List<String> output = new ArrayList<>();
     private final CountDownLatch held = new CountDownLatch(1);
@@ -56,17 +49,17 @@ public final class OtherJvmHolder implements AutoCloseable {
     }
 
     /**
-     * Starts a child JVM (this JVM's class path) that takes {@code key} as {@code kind} through the store {@code opener}
-     * opens, and returns once it holds the key.
+     * Starts a child JVM (this JVM's class path) that takes {@code key} as {@code kind} in the store {@code connection} names
+     * (connected by {@code factory}), and returns once it holds the key.
      *
      * @param leaseTime the watchdog-managed lease of the child's manager, renewed every third of it
      * @throws AssertionError when the child did not take the key within a minute (its output is in the message)
      */
-    public static OtherJvmHolder start(Class<? extends StoreOpener> opener, String connection, String key, LockKind kind,
+    public static OtherJvmHolder start(Class<? extends BackendFactory> factory, String connection, String key, LockKind kind,
                                        String instanceId, String holderThread, Duration leaseTime) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process process = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), OtherJvmHolder.class.getName(),
-                opener.getName(), connection, key, kind.mode().name(), Integer.toString(kind.permits()), instanceId,
+                factory.getName(), connection, key, kind.mode().name(), Integer.toString(kind.permits()), instanceId,
                 holderThread, Long.toString(leaseTime.toMillis()))
                 .redirectErrorStream(true).start();
         OtherJvmHolder holder = new OtherJvmHolder(process);
@@ -124,15 +117,15 @@ public final class OtherJvmHolder implements AutoCloseable {
     }
 
     /**
-     * The child: {@code opener connection key mode permits instanceId holderThread leaseMillis}. Prints
+     * The child: {@code factory connection key mode permits instanceId holderThread leaseMillis}. Prints
      * {@code HELD <token>} once it holds the key, {@code LOST <reason>} when its engine reports the lease lost.
      */
     public static void main(String[] args) throws Exception {
-        StoreOpener opener = (StoreOpener) Class.forName(args[0]).getConstructor().newInstance();
+        BackendFactory factory = (BackendFactory) Class.forName(args[0]).getConstructor().newInstance();
         LockKind.Mode mode = LockKind.Mode.valueOf(args[3]);
         LockKind kind = mode == LockKind.Mode.PERMITS ? LockKind.permits(Integer.parseInt(args[4])) : LockKind.of(mode);
         CountDownLatch lost = new CountDownLatch(1);
-        LockBackend backend = opener.open(args[1]);
+        LockBackend backend = factory.create(args[1]);
         LockManager locks = LockManager.builder(backend).instanceId(args[5]).leaseTime(Duration.ofMillis(Long.parseLong(args[7])))
                 .listener(new LockListener() {
                     @Override

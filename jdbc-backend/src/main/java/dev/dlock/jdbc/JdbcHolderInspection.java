@@ -35,7 +35,8 @@ final class JdbcHolderInspection implements HolderInspection {
         this.holders = "SELECT owner, " + LockStatements.remainingMillis(dialect) + " FROM " + table
                 + " WHERE lock_key = ? AND owner IS NOT NULL AND expires_at > " + now;
         this.lockedHolder = holders + " FOR UPDATE";
-        this.free = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE lock_key = ? AND owner = ?";
+        this.free = "UPDATE " + table + " SET owner = NULL, token = token + 1, expires_at = " + now
+                + " WHERE lock_key = ? AND owner = ?";
         this.notifies = dialect == JdbcDialect.POSTGRESQL;
     }
 

@@ -23,6 +23,7 @@ import dev.dlock.core.LockRequest;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.testkit.OtherJvmHolder;
 
@@ -108,6 +109,25 @@ class PostgresHolderInspectionTest {
                         + " WHERE lock_key = '" + key + "'");
             }
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).isEmpty();
+        } finally {
+            FACTORY.dispose(backend);
+        }
+    }
+
+    @Test
+    void aForcedOutHolderIsToldItsLeaseWasLostWhenItReleases() {
+        String key = "forced:" + UUID.randomUUID();
+        LockBackend backend = FACTORY.create(connection);
+        try {
+            long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 60_000)).fencingToken();
+
+            assertThat(backend.holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key))
+                    .extracting(StoredHolder::owner).containsExactly("holder");
+
+            // With the row free at the holder's token, the release would read "released already": ALREADY_FREE.
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, "holder", token)).isEqualTo(ReleaseResult.NOT_OWNER);
+            AcquireResult next = backend.tryAcquire(LockKind.EXCLUSIVE, key, "next", 60_000);
+            assertThat(((AcquireResult.Acquired) next).fencingToken()).isGreaterThan(token);
         } finally {
             FACTORY.dispose(backend);
         }

@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -299,6 +300,12 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
     @Override
     public boolean supportsFencing() {
         return false;
+    }
+
+    /** Who holds a key (the lock item's value and TTL) and an operator's forced release (deletes it); best-effort, as the store is. */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new MemcachedHolderInspection(keys, key -> serverOf(key).client));
     }
 
     /** One {@code mn} round trip to every server; returns the slowest, in nanoseconds. */

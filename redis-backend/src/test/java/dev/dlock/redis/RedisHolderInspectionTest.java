@@ -7,6 +7,7 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.HolderInspection;
+import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.testkit.OtherJvmHolder;
 import dev.dlock.testkit.redis.RedisServerProcess;
@@ -83,6 +84,21 @@ class RedisHolderInspectionTest {
     }
 
     @Test
+    void aForcedOutHolderIsToldItsLeaseWasLostWhenItReleases() {
+        String key = "forced:" + UUID.randomUUID();
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
+            long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 60_000)).fencingToken();
+
+            backend.holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key);
+
+            // With the counter still at the holder's token, the release would read "released already": ALREADY_FREE.
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, "holder", token)).isEqualTo(ReleaseResult.NOT_OWNER);
+            AcquireResult next = backend.tryAcquire(LockKind.EXCLUSIVE, key, "next", 60_000);
+            assertThat(((AcquireResult.Acquired) next).fencingToken()).isGreaterThan(token);
+        }
+    }
+
+    @Test
     void holdersOfAFreeKeyAreNone() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             HolderInspection inspection = backend.holderInspection().orElseThrow();
@@ -144,7 +160,7 @@ class RedisHolderInspectionTest {
             assertThat(inspection.forceRelease(permits, key)).extracting(StoredHolder::owner).containsExactlyInAnyOrder("first", "second");
 
             assertThat(inspection.holders(permits, key)).isEmpty();
-            assertThat(Long.parseLong(admin.get(KEYS.counterKey(key)))).as("fencing counter kept").isEqualTo(fenceBefore);
+            assertThat(Long.parseLong(admin.get(KEYS.counterKey(key)))).as("fencing counter kept, one higher").isEqualTo(fenceBefore + 1);
             AcquireResult next = backend.tryAcquire(permits, key, "third", 60_000);
             assertThat(((AcquireResult.Acquired) next).fencingToken()).isGreaterThan(fenceBefore);
 

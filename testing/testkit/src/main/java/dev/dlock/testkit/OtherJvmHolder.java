@@ -34,6 +34,8 @@ public final class OtherJvmHolder implements AutoCloseable {
     public static final Duration CHILD_PATIENCE = Duration.ofSeconds(120);
 
     private static final String HELD = "HELD ";
+    /** What {@link #fencingToken()} answers for a store that issues no tokens. */
+    private static final long NO_TOKEN = 0;
     private static final String LOST = "LOST ";
 
     private final Process process;
@@ -70,7 +72,7 @@ public final class OtherJvmHolder implements AutoCloseable {
         return holder;
     }
 
-    /** The fencing token the child's acquisition got. */
+    /** The fencing token the child's acquisition got; 0 for a store that issues none. */
     public long fencingToken() {
         return fencingToken;
     }
@@ -137,7 +139,7 @@ public final class OtherJvmHolder implements AutoCloseable {
         Thread holder = new Thread(() -> {
             try {
                 LockHandle handle = locks.acquire(LockRequest.builder(args[2]).kind(kind).waitTime(Duration.ofSeconds(30)).build());
-                System.out.println(HELD + handle.fencingToken());
+                System.out.println(HELD + (backend.supportsFencing() ? handle.fencingToken() : NO_TOKEN));
                 lost.await(CHILD_PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
             } catch (Throwable e) {
                 e.printStackTrace(System.out);

@@ -37,6 +37,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -276,12 +277,12 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /** Work on one connection that must commit as a whole. */
-    private interface TransactionWork<T> {
+    interface TransactionWork<T> {
         T run() throws SQLException;
     }
 
     /** Runs {@code work} in one transaction on {@code connection} and leaves it in autocommit mode again, committed or rolled back. */
-    private static <T> T inOneTransaction(Connection connection, TransactionWork<T> work) throws SQLException {
+    static <T> T inOneTransaction(Connection connection, TransactionWork<T> work) throws SQLException {
         connection.setAutoCommit(false);
         T result;
         try {
@@ -606,6 +607,12 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
+    /** Who holds a key (the row's owner and the lease the database gives it) and an operator's forced release. */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new JdbcHolderInspection(this));
+    }
+
     /** The notice channel of {@code key}: a hash, so any key fits PostgreSQL's 63-byte identifiers. */
     String channelOf(String key) {
         try {
@@ -619,7 +626,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    private Connection connection() throws SQLException {
+    Connection connection() throws SQLException {
         Connection connection = dataSource.getConnection();
         try {
             if (!connection.getAutoCommit()) {
@@ -639,13 +646,13 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    private PreparedStatement prepare(Connection connection, String statementSql) throws SQLException {
+    PreparedStatement prepare(Connection connection, String statementSql) throws SQLException {
         PreparedStatement statement = connection.prepareStatement(statementSql);
         statement.setQueryTimeout(queryTimeoutSeconds);
         return statement;
     }
 
-    private LockBackendException failure(String operation, String key, SQLException e) {
+    LockBackendException failure(String operation, String key, SQLException e) {
         return LockBackendException.storeFailure("JDBC " + operation + " of key '" + key + "' in " + table + " failed", e);
     }
 

@@ -234,7 +234,7 @@ final class LockStatements {
     }
 
     /** The database's current time: the real time at the statement, never the JVM's. */
-    private static String now(JdbcDialect dialect) {
+    static String now(JdbcDialect dialect) {
         return switch (dialect) {
             case POSTGRESQL -> "clock_timestamp()";
             case MARIADB, MYSQL -> "UTC_TIMESTAMP(6)";
@@ -258,7 +258,7 @@ final class LockStatements {
         };
     }
 
-    private static String remainingMillis(JdbcDialect dialect) {
+    static String remainingMillis(JdbcDialect dialect) {
         return switch (dialect) {
             case POSTGRESQL -> "CAST(CEIL(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000) AS BIGINT)";
             case MARIADB, MYSQL -> "CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000)";

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -304,6 +305,12 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
     @Override
     public BackendCapabilities capabilities() {
         return CAPABILITIES;
+    }
+
+    /** Who holds a key (the lock item's value and TTL) and an operator's forced release (deletes it); best-effort, as the store is. */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new MemcachedHolderInspection(keys, key -> serverOf(key).client));
     }
 
     /** One {@code mn} round trip to every server; returns the slowest, in nanoseconds. */

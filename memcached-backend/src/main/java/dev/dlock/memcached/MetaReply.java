@@ -63,6 +63,11 @@ final class MetaReply {
         return value != null && Arrays.equals(value, expected);
     }
 
+    /** The value of a {@code VA} reply, null for any other. */
+    byte[] value() {
+        return value;
+    }
+
     /** The item's cas, or -1 when the reply has none. */
     long cas() {
         return cas;

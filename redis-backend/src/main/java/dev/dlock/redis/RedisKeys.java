@@ -3,6 +3,7 @@ package dev.dlock.redis;
 import java.nio.charset.StandardCharsets;
 
 import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockKind;
 
 import redis.clients.jedis.util.JedisClusterCRC16;
 
@@ -66,6 +67,16 @@ final class RedisKeys {
     /** The holders of {@code key}'s permits (owner to expiry in server ms); same slot as the lock key. */
     String permitsKey(String key) {
         return lockKey(key) + ":permits";
+    }
+
+    /** The Redis key that records a lease of {@code kind} on {@code key}: its owner key, or the set it is a member of. */
+    String leaseKey(LockKind kind, String key) {
+        return switch (kind.mode()) {
+            case EXCLUSIVE, FAIR -> lockKey(key);
+            case WRITE -> writerKey(key);
+            case READ -> readersKey(key);
+            case PERMITS -> permitsKey(key);
+        };
     }
 
     /** The channel the subscriber always listens on, so its connection exists before any waiter does. */

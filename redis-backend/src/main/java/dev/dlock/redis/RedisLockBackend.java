@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -413,12 +414,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     /** The Redis key that records {@code owner}'s lease of {@code kind}: its owner key, or the set it is a member of. */
     private String leaseKey(LockKind kind, String key) {
-        return switch (kind.mode()) {
-            case EXCLUSIVE, FAIR -> keys.lockKey(key);
-            case WRITE -> keys.writerKey(key);
-            case READ -> keys.readersKey(key);
-            case PERMITS -> keys.permitsKey(key);
-        };
+        return keys.leaseKey(kind, key);
     }
 
     /** This backend: it knows the node of every key and its batch size. */
@@ -452,6 +448,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     @Override
     public Optional<ReleaseNotices> releaseNotices() {
         return Optional.of(releaseNotices);
+    }
+
+    /** Who holds a key, read by a read-only script, and an operator's forced release (one script per call). */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new RedisHolderInspection(client, keys, releasePublish));
     }
 
     /** One PING round trip, in nanoseconds. */

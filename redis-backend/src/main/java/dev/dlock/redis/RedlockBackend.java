@@ -30,6 +30,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -350,6 +351,32 @@ public final class RedlockBackend implements LockBackend {
             throw tooFewAnswered("ping", view.answered(), view);
         }
         return System.nanoTime() - start;
+    }
+
+    /** Who holds a key on a quorum of masters, and an operator's forced release on every master. */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new RedlockHolderInspection(this));
+    }
+
+    /**
+     * Every master's answer to {@code call}, waiting for all of them for at most the operation timeout; masters that
+     * failed or did not answer in time are left out.
+     *
+     * @throws LockBackendException when fewer than a quorum answered
+     */
+    <T> List<T> onEveryMaster(String operation, Function<RedisLockBackend, T> call) {
+        View<T> view = onEveryNode(call, answers -> answers.pending() == 0);
+        if (view.answered() < quorum) {
+            throw tooFewAnswered(operation, view.answered(), view);
+        }
+        List<T> values = new ArrayList<>(nodes.size());
+        for (Answer<T> answer : view.answers()) {
+            if (answer != null && answer.failure() == null) {
+                values.add(answer.value());
+            }
+        }
+        return values;
     }
 
     /** Closes every master's notice subscriber and the call threads; the clients stay open. */

@@ -14,11 +14,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.ReleaseNotices.Subscription;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.testkit.redis.RedisClusterSetup;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
@@ -52,6 +54,23 @@ class ClusterLockKindsTest {
     @AfterAll
     static void stopCluster() throws Exception {
         RedisTestSupport.closeAll(backend, client, cluster);
+    }
+
+    @Test
+    void everyKindNamesItsHoldersAndIsForcedFreeOnEveryMaster() {
+        HolderInspection inspection = backend.holderInspection().orElseThrow();
+        for (RedisServerProcess master : cluster.initialMasters()) {
+            String key = RedisTestSupport.keyOwnedBy(cluster, master, "{holders} on " + master.port() + " #");
+            for (LockKind kind : KINDS) {
+                long token = token(backend.tryAcquire(kind, key, "holder", 30_000));
+                assertThat(inspection.holders(kind, key)).as("%s on %s", kind, master.port())
+                        .extracting(StoredHolder::owner).containsExactly("holder");
+                assertThat(inspection.forceRelease(kind, key)).extracting(StoredHolder::owner).containsExactly("holder");
+                assertThat(inspection.holders(kind, key)).isEmpty();
+                assertThat(token(backend.tryAcquire(kind, key, "next", 30_000))).isGreaterThan(token);
+                assertThat(backend.release(kind, key, "next", 0)).isEqualTo(ReleaseResult.RELEASED);
+            }
+        }
     }
 
     @Test

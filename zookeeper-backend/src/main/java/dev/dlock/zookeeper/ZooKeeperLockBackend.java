@@ -3,6 +3,7 @@ package dev.dlock.zookeeper;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -479,6 +480,12 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
         }
     }
 
+    /** Who holds a key (the owner of its lowest queue node; no expiry) and an operator's forced release (deletes that node). */
+    @Override
+    public Optional<HolderInspection> holderInspection() {
+        return Optional.of(new ZooKeeperHolderInspection(client, this::keyPath));
+    }
+
     /** Reads the root's existence, one round trip to the server. */
     @Override
     public long ping() {
@@ -513,7 +520,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
         return ZKPaths.makePath(basePath, "k-" + URLEncoder.encode(key, StandardCharsets.UTF_8));
     }
 
-    private static String sequenceOf(String child) {
+    /** A queue node's sequence number, by which the queue is ordered. */
+    static String sequenceOf(String child) {
         return child.length() >= SEQUENCE_DIGITS ? child.substring(child.length() - SEQUENCE_DIGITS) : child;
     }
 

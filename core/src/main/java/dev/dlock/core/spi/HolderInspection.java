@@ -19,8 +19,9 @@ public interface HolderInspection {
 
     /**
      * Frees {@code key} of {@code kind} whoever holds it, for an operator, and tells waiters as a release does; answers
-     * the holders it removed. Their next renewal or release finds the key gone, which the engine reports to them as a
-     * lost lease. Keeps the key's fencing counter: the next holder's token is still larger than every earlier one.
+     * the holders it removed. Their next renewal or release must find the key gone ({@code NOT_OWNER}, never
+     * {@code ALREADY_FREE}), which the engine reports to them as a lost lease: a store that tells a repeated release by
+     * its fencing counter uses one token up here. Tokens keep rising: the next holder's is larger than every earlier one.
      */
     List<StoredHolder> forceRelease(LockKind kind, String key);
 }

@@ -138,10 +138,11 @@ class HandOffToALeavingWaiterTest extends EngineTestSupport {
     @Test
     void anAsynchronousSuccessorWhoseWaitRunsOutWhileReservedGivesTheKeyBackAndTheNextWaiterGetsIt() throws Exception {
         Duration waitTime = Duration.ofMillis(300);
-        long queuedAt = System.nanoTime();
         CompletableFuture<LockHandle> first = asyncSuccessorReservedDuringTheHandOff(slowHandOffs(), waitTime);
+        // Counted from after the acquisition started, so that its own deadline has surely passed.
+        long reservedAt = System.nanoTime();
         await("the asynchronous waiter's wait time to run out", Duration.ofSeconds(10),
-                () -> System.nanoTime() - queuedAt > waitTime.toNanos());
+                () -> System.nanoTime() - reservedAt > waitTime.toNanos());
         handOffMayProceed.countDown();
         releasing.join(10_000);
 

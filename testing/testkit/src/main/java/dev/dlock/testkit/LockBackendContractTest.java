@@ -194,7 +194,7 @@ public abstract class LockBackendContractTest {
     @Test
     void asyncCallersOnTwoManagersNeverOverlapWithBlockingOnes() throws Exception {
         // Three in four callers go through acquireAsync, on both managers; the rest block in acquire beside them.
-        sixteenCallersOnTwoManagersNeverOverlap(200, task -> task % 4 == 3 ? this::acquireBlocking : this::acquireThroughFuture);
+        sixteenCallersOnTwoManagersNeverOverlap(60, task -> task % 4 == 3 ? this::acquireBlocking : this::acquireThroughFuture);
     }
 
     /** Sixteen threads on two managers take the key {@code iterations} times each, as {@code acquireOfTask} says. */

@@ -111,9 +111,11 @@ class RedisHandOffTest {
             assertThat(tokens.get(i)).as("token of section " + i).isGreaterThan(tokens.get(i - 1));
         }
         // A release + acquisition costs 7 commands; a hand-off 4. With no other JVM asking, the key passes on for as
-        // long as threads queue, so nearly every one of the 800 sections is a hand-off.
+        // long as threads queue, so most of the 800 sections are hand-offs: below 5 means over two thirds, which holds
+        // even when a loaded machine leaves the queue empty now and then (4.51 seen on JDK 25 beside two builds);
+        // without hand-offs it is 7.
         double perSection = (double) (redis.server().totalCommandCalls() - commandsBefore) / tokens.size();
-        assertThat(perSection).as("Redis commands per section").isLessThan(4.5);
+        assertThat(perSection).as("Redis commands per section").isLessThan(5.0);
         try (Jedis admin = redis.server().admin()) {
             assertThat(admin.exists(keys.lockKey("hot"))).as("the key is free at the end").isFalse();
         }

@@ -4,6 +4,8 @@ import dev.dlock.annotation.DistributedLock;
 import dev.dlock.aspect.EnableDistributedLocks;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -37,6 +39,8 @@ import java.util.concurrent.TimeUnit;
 @Fork(1)
 @State(Scope.Benchmark)
 public class AspectInMemoryBenchmark {
+
+    private static final Logger log = LoggerFactory.getLogger(AspectInMemoryBenchmark.class);
 
     /** Whether the lock manager learns lock orders ({@code LockManager.Builder.lockOrderWarnings}). */
     @Param({"true", "false"})
@@ -113,12 +117,12 @@ public class AspectInMemoryBenchmark {
                     new InterleavedThroughput.Variant("nested locks, warnings on", with::transfer));
             InterleavedThroughput.Result result = InterleavedThroughput.measure(variants, 1, rounds, roundMillis);
             for (int v = 0; v < variants.size(); v++) {
-                System.out.printf("%-28s %,10.0f ns per call (median of %d rounds)%n", variants.get(v).name(),
-                        1e9 / result.medianOpsPerSecond()[v], rounds);
+                log.info(String.format("%-28s %,10.0f ns per call (median of %d rounds)", variants.get(v).name(),
+                        1e9 / result.medianOpsPerSecond()[v], rounds));
             }
             // Cost ratio on / off: the inverse of the throughput ratio, per round.
-            System.out.printf("one lock: on / off = %.3f; nested locks: on / off = %.3f (median of per-round ratios)%n",
-                    result.medianRatio(0, 1), result.medianRatio(2, 3));
+            log.info(String.format("one lock: on / off = %.3f; nested locks: on / off = %.3f (median of per-round ratios)",
+                    result.medianRatio(0, 1), result.medianRatio(2, 3)));
         }
     }
 

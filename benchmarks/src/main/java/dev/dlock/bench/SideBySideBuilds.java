@@ -1,5 +1,8 @@
 package dev.dlock.bench;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Method;
@@ -21,6 +24,8 @@ import java.util.function.Function;
  * runs with its defaults; the second with lock-order warnings on, then off.
  */
 public final class SideBySideBuilds {
+
+    private static final Logger log = LoggerFactory.getLogger(SideBySideBuilds.class);
 
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
@@ -58,15 +63,15 @@ public final class SideBySideBuilds {
             }
         }
         for (int v = 0; v < variants.size(); v++) {
-            System.out.printf("%-40s %,8.0f CPU ns per call (median of %d rounds)%n", variants.get(v).name(),
-                    median(nanos[v]), rounds);
+            log.info(String.format("%-40s %,8.0f CPU ns per call (median of %d rounds)", variants.get(v).name(),
+                    median(nanos[v]), rounds));
         }
         for (int first = 0; first < variants.size(); first += 3) {
-            System.out.printf("%s: after-on / before %.3f, after-off / before %.3f, on / off %.3f (medians of per-round ratios)%n",
+            log.info(String.format("%s: after-on / before %.3f, after-off / before %.3f, on / off %.3f (medians of per-round ratios)",
                     variants.get(first).name().replace(", before", ""),
                     InterleavedThroughput.Result.medianRatio(nanos[first + 1], nanos[first]),
                     InterleavedThroughput.Result.medianRatio(nanos[first + 2], nanos[first]),
-                    InterleavedThroughput.Result.medianRatio(nanos[first + 1], nanos[first + 2]));
+                    InterleavedThroughput.Result.medianRatio(nanos[first + 1], nanos[first + 2])));
         }
     }
 

@@ -102,4 +102,10 @@ class ZooKeeperContractTest extends StoreFailureContractTest {
     protected void restartStore() {
         zookeeper.restart();
     }
+
+    /** Fewer turns than a one-round-trip store: an acquisition here is a queue node, a read of its siblings and a watch. */
+    @Override
+    protected int contendedTurnsPerThread() {
+        return 150;
+    }
 }

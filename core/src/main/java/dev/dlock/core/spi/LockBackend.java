@@ -41,8 +41,10 @@ public interface LockBackend extends AutoCloseable {
      *
      * <p>Must be idempotent: when the key is already free because this owner's own release freed it (a repeated
      * release after a lost reply, or a client retry), the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
-     * repeated release is never mistaken for a lost lease. When another owner took the key since, the answer is
-     * {@link ReleaseResult#NOT_OWNER}, whether or not that owner still holds it. A lease that ran out with nobody taking
+     * repeated release is never mistaken for a lost lease. When the lease was lost instead (another owner holds the
+     * key, or took it after the lease ran out or was freed by force), the answer is {@link ReleaseResult#NOT_OWNER},
+     * whether or not that owner still holds it. (Another owner that took the key after the owner's own release landed
+     * began after the owner's section ended: the repeat may answer either then.) A lease that ran out with nobody taking
      * the key since may answer either: {@code ALREADY_FREE} from a store that tells by its token sequence that no
      * acquisition followed (in-memory, JDBC), {@code NOT_OWNER} from one that recognises only the owner's own recorded
      * release (Redis, whose tokens are issued on request, so its counter cannot tell); the engine counts

@@ -44,7 +44,8 @@ import redis.clients.jedis.params.SetParams;
 
 /**
  * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
- * write is one Lua script that compares the owner first; releases are pushed to waiters over one
+ * write to a held key is one Lua script that compares the owner first (an exclusive lock takes a free key with
+ * a plain SET NX, which needs no compare); releases are pushed to waiters over one
  * pub/sub connection per backend, or on a Redis 7+ cluster over sharded pub/sub with one connection
  * per node that carries a wanted channel.
  *

@@ -187,7 +187,7 @@ final class Acquisition {
 
     /** Ends an acquisition that took the key: the listener is told, and the holder gets its handle. */
     LeaseHandle taken(Lease lease) {
-        manager.listener.onAcquired(request.name(), key, lease.fencingToken, Duration.ofNanos(System.nanoTime() - start));
+        manager.listener.onAcquired(request.name(), key, lease.issuedToken(), Duration.ofNanos(System.nanoTime() - start));
         return new LeaseHandle(lease, false);
     }
 
@@ -251,6 +251,10 @@ final class Acquisition {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
                     + "and no longer holds it for us; asking again", key, leaseMillis);
             manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            // A released owner token is never used again: a store may tell a repeated release by its owner (Redis
+            // records the releasing owner), and this owner's next lease must not pass for the one just given back.
+            manager.withdrawQuietly(kind, key, owner);
+            owner = null;
             return AGAIN;
         }
         BooleanSupplier abortIf = request.abortIf();

@@ -1,12 +1,20 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.StoreNode;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The JVM-side record of one acquisition of a key: owner token, fencing token, re-entry count,
  * state and lease bookkeeping. Shared by every handle of the acquisition.
+ *
+ * <p>A store may take the key without issuing its fencing token ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}):
+ * the lease then asks the store the first time its holder reads the token, and keeps it. It asks only while held:
+ * the store owner stays the same across local hand-offs, so a token issued after this lease passed the key on would
+ * outrank the next holder's. {@link #tokenLock} keeps an issuance and the end of the lease apart.
  */
 final class Lease {
 
@@ -16,7 +24,6 @@ final class Lease {
     final String key;
     final LockKind kind;
     final String owner;
-    final long fencingToken;
     final long leaseMillis;
     final boolean watched;
     /** True when the store keeps the lease alive by its session: it has no expiry of its own, only a reported loss. */
@@ -45,6 +52,13 @@ final class Lease {
 
     private volatile LockState state = LockState.HELD;
     private int holds = 1;
+    /** The fencing token; {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} until issued. Written under {@link #tokenLock}. */
+    private volatile long fencingToken;
+    /**
+     * Held across a token issuance (one store call) and across the last hold's drop, so that a release or hand-off
+     * waits for an issuance under way and no issuance starts after it. Not a monitor: holders may be virtual threads.
+     */
+    private final ReentrantLock tokenLock = new ReentrantLock();
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, LockKind kind, String owner, long fencingToken,
           long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, boolean ownsTurn, long sentAtNanos,
@@ -115,13 +129,64 @@ final class Lease {
      * Drops one hold. When it was the last, marks the lease released in the same step — so that no
      * re-entry can slip in between — and returns the state it had (HELD or LOST); otherwise null.
      */
-    synchronized LockState dropHold() {
-        if (--holds > 0) {
-            return null;
+    LockState dropHold() {
+        // After an issuance under way, never during it: its token must be issued while the lease is still held.
+        tokenLock.lock();
+        try {
+            synchronized (this) {
+                if (--holds > 0) {
+                    return null;
+                }
+                LockState before = state;
+                state = LockState.RELEASED;
+                return before;
+            }
+        } finally {
+            tokenLock.unlock();
         }
-        LockState before = state;
-        state = LockState.RELEASED;
-        return before;
+    }
+
+    /** The fencing token as issued so far, never asking the store: {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} until then. */
+    long issuedToken() {
+        return fencingToken;
+    }
+
+    /**
+     * The fencing token, asking the store for it the first time when the acquisition did not issue it.
+     *
+     * @throws IllegalStateException when the lease ended (released, or passed to the next local holder) before the token was issued
+     * @throws LockLostException when the lease was lost, or the store says it no longer holds the key (reported as a loss)
+     * @throws LockBackendException when the store could not be asked; the lease is unchanged, and the next call asks again
+     */
+    long fencingToken() {
+        long token = fencingToken;
+        if (token != AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+            return token;
+        }
+        tokenLock.lock();
+        try {
+            token = fencingToken;
+            if (token != AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+                return token;
+            }
+            LockState current = state;
+            if (current == LockState.RELEASED) {
+                throw new IllegalStateException(this + " was released before its fencing token was asked for; a token is "
+                        + "issued only while the lock is held (read it inside the critical section)");
+            }
+            if (current == LockState.LOST) {
+                throw new LockLostException(lockName, key, lostReason);
+            }
+            OptionalLong issued = manager.backend().issueFencingToken(kind, key, owner);
+            if (issued.isEmpty()) {
+                manager.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
+                throw new LockLostException(lockName, key, lostReason);
+            }
+            fencingToken = issued.getAsLong();
+            return fencingToken;
+        } finally {
+            tokenLock.unlock();
+        }
     }
 
     /** Marks a held lease lost; false when it was already released or lost. */

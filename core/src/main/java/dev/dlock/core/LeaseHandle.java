@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */
@@ -35,7 +36,15 @@ final class LeaseHandle implements LockHandle {
                     + " issues no fencing tokens, so this lock cannot protect a resource against a stale holder;"
                     + " use a store that fences (Redis, ZooKeeper) where correctness depends on the lock");
         }
-        return lease.fencingToken;
+        long issued = lease.issuedToken();
+        if (issued != AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+            return issued;
+        }
+        if (closed != 0) {
+            throw new IllegalStateException(lease + " was released through this handle before its fencing token was "
+                    + "asked for; a token is issued only while the lock is held (read it inside the critical section)");
+        }
+        return lease.fencingToken();
     }
 
     @Override
@@ -77,7 +86,10 @@ final class LeaseHandle implements LockHandle {
 
     @Override
     public String toString() {
-        String token = lease.manager.capabilities().fencing() ? "fencing token " + lease.fencingToken : "no fencing token";
+        long issued = lease.issuedToken();
+        // Never issues one: a diagnostic must not write to the store.
+        String token = !lease.manager.capabilities().fencing() ? "no fencing token"
+                : issued == AcquireResult.Acquired.TOKEN_ON_REQUEST ? "fencing token not issued" : "fencing token " + issued;
         return lease + " (" + token + ", " + state() + ")";
     }
 }

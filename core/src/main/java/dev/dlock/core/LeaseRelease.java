@@ -139,7 +139,8 @@ final class LeaseRelease {
     }
 
     /**
-     * Passes the key to {@code successor} in the store: a new fencing token, the same store owner. A watchdog
+     * Passes the key to {@code successor} in the store: a new fencing token (or one issued when the successor asks),
+     * the same store owner. A watchdog
      * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
      * otherwise the successor's lease is set. The streak counts only hand-offs made while another owner waits: with
      * nobody else asking, passing the key on keeps no one out. {@link KeyGate.HandOff#NOT_HELD} when the lease was
@@ -183,7 +184,7 @@ final class LeaseRelease {
                 if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
                     return keepUntilLockAtLeastFor(lease, keepMillis);
                 }
-                return backend.release(lease.kind, lease.key, lease.owner, lease.fencingToken);
+                return backend.release(lease.kind, lease.key, lease.owner, lease.issuedToken());
             } catch (LockBackendException e) {
                 if (first == null) {
                     first = e;

@@ -20,7 +20,15 @@ public interface LockHandle extends AutoCloseable {
     /**
      * A number larger than every fencing token issued before for this key; pass it to the resources you guard.
      *
+     * <p>A store may issue it only when first asked (Redis, for exclusive locks): the first call then costs one round
+     * trip, owner-checked in the store, and later calls answer the same token. Ask while the lock is held.
+     *
      * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link BackendCapabilities#fencing()})
+     * @throws IllegalStateException when the lock was released (or passed to the next holder in this JVM) before its
+     *         token was issued: no token is issued after the hold ended
+     * @throws LockLostException when the lease was lost before its token was issued (the store no longer holds the key
+     *         for this holder); the loss is reported as any lost lease is
+     * @throws LockBackendException when the store could not be asked; the lock stays held, and the next call asks again
      */
     long fencingToken();
 

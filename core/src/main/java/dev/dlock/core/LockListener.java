@@ -18,7 +18,10 @@ public interface LockListener {
     default void onAcquireAttempt(String lockName, String key) {
     }
 
-    /** An acquisition succeeded after {@code waited}. */
+    /**
+     * An acquisition succeeded after {@code waited}. {@code fencingToken} is 0 when the store issues the token only
+     * when the holder first asks for it (Redis exclusive locks): listeners never cause one to be issued.
+     */
     default void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
     }
 

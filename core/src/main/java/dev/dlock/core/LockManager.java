@@ -248,7 +248,7 @@ public final class LockManager implements AutoCloseable {
         return new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
                 Duration.ofNanos(now - lease.acquiredAtNanos),
                 lease.keptBySession ? null : Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
-                lease.fencingToken, lease.watched, lease.state());
+                lease.issuedToken(), lease.watched, lease.state());
     }
 
     /**
@@ -626,6 +626,14 @@ public final class LockManager implements AutoCloseable {
 
     /** Called by the watchdog when the store says a held lease is gone. */
     void leaseLost(Lease lease, String reason) {
+        leaseLost(lease, reason, true);
+    }
+
+    /**
+     * Marks a held lease lost and tells the listeners, once; {@code byRenewal} when a renewal (or the store's session)
+     * found it, which also counts as a lost renewal, rather than a fencing token's issuance.
+     */
+    void leaseLost(Lease lease, String reason, boolean byRenewal) {
         if (!lease.markLost(ForcedReleases.reason(lease.owner, reason))) {
             return;
         }
@@ -633,7 +641,9 @@ public final class LockManager implements AutoCloseable {
             watchedLeases.decrementAndGet();
         }
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
-        listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+        if (byRenewal) {
+            listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+        }
         listener.onLeaseLost(lease.lockName, lease.key, lease.lostReason);
     }
 

@@ -60,6 +60,21 @@ class SlowGrantTest extends EngineTestSupport {
         }
     }
 
+    /**
+     * A grant given back is asked for again under a new owner token: a store may tell a repeated release by the owner
+     * that released (Redis records it), and the next lease of a reused owner would pass for the one given back, its
+     * loss for a repeated release.
+     */
+    @Test
+    void aGrantGivenBackIsAskedForAgainUnderANewOwnerToken() {
+        RecordingBackend backend = slowFirstReply(150);
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(60)));
+        try (LockHandle lock = locks.acquire(key, Duration.ofSeconds(5))) {
+            assertThat(lock.isHeld()).isTrue();
+            assertThat(backend.acquiringOwners).as("the owners of the two store acquisitions").hasSize(2).doesNotHaveDuplicates();
+        }
+    }
+
     @Test
     void anAsynchronousGrantArrivingAfterItsLeaseIsGivenBackToo() throws Exception {
         RecordingBackend backend = slowFirstReply(150);

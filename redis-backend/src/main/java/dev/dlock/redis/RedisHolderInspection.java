@@ -16,10 +16,12 @@ import redis.clients.jedis.exceptions.JedisException;
 /**
  * Who holds a key in Redis, and an operator's forced release: one script each, on the kind's lease key (the owner key
  * of exclusive, fair and write, with a waiter's mark stripped; the set of expiring members of read and permits, expired
- * members left out). Both scripts touch only the key's own hash tag (one cluster slot). A forced release deletes the
- * lease key and publishes the release notice; a fair key's queue stays, and the fencing counter is kept, raised by one
- * so that an exclusive, fair or write holder's own release reports its lease lost (see force_release.lua). A read or
- * permit holder learns of it at its next renewal; its release before that reads as already released.
+ * members left out; a holder whose fencing token was never issued is a holder like any other: holders are read from
+ * the lease key, never from the fencing counter). Both scripts touch only the key's own hash tag (one cluster slot).
+ * A forced release deletes the lease key and publishes the release notice; a fair key's queue stays, and the fencing
+ * counter is kept. An exclusive, fair or write holder's own release then finds no record of a release of its own,
+ * so it reports its lease lost, and its fencing token, if it asks for one now, is refused (see force_release.lua). A
+ * read or permit holder learns of it at its next renewal; its release before that reads as already released.
  */
 final class RedisHolderInspection implements HolderInspection {
 
@@ -53,7 +55,7 @@ final class RedisHolderInspection implements HolderInspection {
     public List<StoredHolder> forceRelease(LockKind kind, String key) {
         Objects.requireNonNull(kind, "kind");
         try {
-            return decode(FORCE_RELEASE.run(client, List.of(keys.leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
+            return decode(FORCE_RELEASE.run(client, List.of(keys.leaseKey(kind, key), keys.releaseChannel(key)),
                     List.of(shape(kind), releasePublish)));
         } catch (JedisException e) {
             throw LockBackendException.storeFailure("Redis forceRelease of key '" + key + "' failed", e);

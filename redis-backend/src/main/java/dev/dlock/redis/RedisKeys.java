@@ -9,13 +9,14 @@ import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * Maps logical lock keys to Redis keys: {@code prefix{escaped}} for the lock, plus the fencing
- * counter, release channel and the keys of the other lock kinds, which share its hash tag, so all of
- * one logical key live in one cluster slot.
+ * counter, release channel, the record of the last release and the keys of the other lock kinds, which share its
+ * hash tag, so all of one logical key live in one cluster slot.
  */
 final class RedisKeys {
 
     private static final String COUNTER_SUFFIX = ":fence";
     private static final String CHANNEL_SUFFIX = ":released";
+    private static final String RELEASE_RECORD_SUFFIX = ":released-by";
     private static final String CONTROL_CHANNEL = "__dlock:control";
 
     private final String prefix;
@@ -77,6 +78,15 @@ final class RedisKeys {
             case READ -> readersKey(key);
             case PERMITS -> permitsKey(key);
         };
+    }
+
+    /**
+     * The record of the last release of {@code key}'s lock of {@code kind} (an owner-key kind: exclusive, fair, write):
+     * the owner whose release freed it, kept briefly so that a repeated release is told from a lost lease; same slot
+     * as the lock key.
+     */
+    String lastReleaseKey(LockKind kind, String key) {
+        return leaseKey(kind, key) + RELEASE_RECORD_SUFFIX;
     }
 
     /** The channel the subscriber always listens on, so its connection exists before any waiter does. */

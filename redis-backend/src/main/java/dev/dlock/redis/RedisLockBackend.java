@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,22 +40,34 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.params.SetParams;
 
 /**
  * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
- * write is one Lua script that compares the owner first; releases are pushed to waiters over one
+ * write to a held key is one Lua script that compares the owner first (an exclusive lock takes a free key with
+ * a plain SET NX, which needs no compare); releases are pushed to waiters over one
  * pub/sub connection per backend, or on a Redis 7+ cluster over sharded pub/sub with one connection
  * per node that carries a wanted channel.
  *
- * <p><b>Fencing tokens.</b> Every acquisition's token is {@code max(counter + 1, server time in
- * microseconds)}, written back to the key's counter (which lives {@link Builder#fencingCounterTtl}
- * after the key's last acquisition). A token is strictly greater than every token issued before for
- * the key on any node that could have been its master, a promoted replica whose counter is stale or
- * missing included, provided that the promoted node's clock is not behind the old master's by more
- * than the time between the key's last acquisition on the old master and its first acquisition on
- * the promoted node (the same holds for one node whose clock is set back, and after the counter
- * expired). Tokens are microseconds, so this holds while a key is acquired at most about once per
- * microsecond: faster, the counter runs ahead of the clock by that excess.
+ * <p><b>Fencing tokens.</b> Every token is {@code max(counter + 1, server time in microseconds)}, written
+ * back to the key's counter (which lives {@link Builder#fencingCounterTtl} after the key's last token). A token
+ * is strictly greater than every token issued before for the key on any node that could have been its master,
+ * a promoted replica whose counter is stale or missing included, provided that the promoted node's clock is not
+ * behind the old master's by more than the time between the key's last token on the old master and its first
+ * on the promoted node (the same holds for one node whose clock is set back, and after the counter expired).
+ * Tokens are microseconds, so this holds while a key gets at most about one token per microsecond: faster, the
+ * counter runs ahead of the clock by that excess.
+ *
+ * <p><b>The exclusive fast path.</b> An exclusive acquisition is a plain {@code SET key owner NX PX lease}, no
+ * script, and issues no token ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}); only a refused one runs the
+ * acquire script, which marks the holder (so that its release publishes a notice) and reports its TTL. The token
+ * is issued by an owner-checked script the first time the holder asks ({@link #issueFencingToken}): one more round
+ * trip, once per hold, for the holders that read it. Holding periods of a key never overlap and the script refuses
+ * a non-owner, so that token is still larger than every earlier holder's, and a holder whose lease was lost gets
+ * none. A hand-off to the next local holder issues none either. A release records the releasing owner beside the
+ * key for {@value #RELEASE_RECORD_MILLIS} ms, which tells a repeated release ({@code ALREADY_FREE}) from a lost
+ * lease ({@code NOT_OWNER}); a lease that ran out unreleased is {@code NOT_OWNER}. The other kinds issue their
+ * token with the acquisition, in their script.
  *
  * <p><b>Kinds.</b> Every {@link LockKind} is supported, each key's companions under its hash tag (one
  * slot): exclusive and fair share the lock key, fair waiters queue in {@code :queue} (arrival order) and
@@ -80,7 +94,18 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** The shortest allowed fair waiter timeout: waiters ask again every third of it. */
     public static final Duration MIN_FAIR_WAITER_TIMEOUT = Duration.ofMillis(100);
 
+    /**
+     * How long a release's record of the releasing owner lives, in ms: far longer than any repeat of the release can
+     * come (the engine retries a release for at most 2 s, a client library's retry within its own call), with room
+     * for a paused JVM between attempts; short, since every released key keeps one such small key that long.
+     */
+    static final long RELEASE_RECORD_MILLIS = 60_000;
+    private static final String RELEASE_RECORD_TTL = Long.toString(RELEASE_RECORD_MILLIS);
+    private static final String ISSUE_NOW = "issue";
+    private static final String ISSUE_ON_REQUEST = "on-request";
     private static final long ACQUIRED = 1;
+    /** What the fast path's SET NX answers when it took the key, in the acquire script's shape. */
+    private static final List<Long> TAKEN_WITHOUT_TOKEN = List.of(ACQUIRED, AcquireResult.Acquired.TOKEN_ON_REQUEST);
     private static final long RELEASED = 1;
     private static final long ALREADY_FREE = 2;
     private static final String SHARDED_PUBLISH = "sharded";
@@ -97,7 +122,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript RELEASE = LuaScript.load("release.lua", NOTICES);
     private static final LuaScript RENEW = LuaScript.load("renew.lua", NOTICES);
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
-    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua", FENCING, NOTICES);
+    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua", NOTICES);
+    private static final LuaScript ISSUE_TOKEN = LuaScript.load("issue_token.lua", FENCING, NOTICES);
     private static final LuaScript PERMITS_ACQUIRE = LuaScript.load("permits_acquire.lua", FENCING, SHARES);
     private static final LuaScript READ_ACQUIRE = LuaScript.load("read_acquire.lua", FENCING, SHARES);
     private static final LuaScript WRITE_ACQUIRE = LuaScript.load("write_acquire.lua", FENCING, SHARES);
@@ -112,6 +138,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private final UnifiedJedis client;
     private final RedisKeys keys;
     private final String counterTtlMillis;
+    /** False for Redlock's nodes: every exclusive acquisition issues its token in the acquire script. */
+    private final boolean tokensOnRequest;
     private final int renewalBatchSize;
     private final boolean cluster;
     private final int replicasToAwait;
@@ -134,6 +162,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         this.client = builder.client;
         this.keys = new RedisKeys(builder.keyPrefix);
         this.counterTtlMillis = Long.toString(builder.fencingCounterTtl.toMillis());
+        this.tokensOnRequest = builder.fencingTokensOnRequest;
         this.renewalBatchSize = builder.renewalBatchSize;
         this.clusterNodes = ClusterNodes.of(client);
         this.cluster = builder.cluster != null ? builder.cluster : clusterNodes != null;
@@ -167,10 +196,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
-     * Takes {@code key}'s lock of {@code kind} in one script. Exclusive: SET NX PX and a fencing token; a key
-     * {@code owner} already holds (a retried call whose first reply was lost) is acquired again: lease extended,
-     * fresh token. See {@link RedisLockBackend} for what the token promises. The other kinds are idempotent for
-     * their owner the same way. Held means: for permits, all taken (the TTL is the earliest holder's); for a read, a writer
+     * Takes {@code key}'s lock of {@code kind}. Exclusive: a plain SET NX PX, with no fencing token
+     * ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}: {@link #issueFencingToken} issues it when asked); refused, the
+     * acquire script tries again, marks the holder and reports its TTL, and takes a key {@code owner} already holds
+     * (a retried call whose first reply was lost): lease extended. The other kinds run one script each, which issues
+     * the token; see {@link RedisLockBackend} for what a token promises. They are idempotent for their owner the same
+     * way. Held means: for permits, all taken (the TTL is the earliest holder's); for a read, a writer
      * holds or waits; for a write, another writer holds it or readers do (the writer then waits with an
      * intent that stops new readers, and must ask again within the TTL to keep it); for a fair acquisition,
      * held or another waiter is ahead (the owner keeps its place while it asks again within the TTL).
@@ -183,8 +214,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         String lease = Long.toString(leaseMillis);
         String counter = keys.counterKey(key);
         return switch (kind.mode()) {
-            case EXCLUSIVE -> acquire(ACQUIRE, kind, key, owner, List.of(keys.lockKey(key), counter),
-                    List.of(owner, lease, counterTtlMillis));
+            case EXCLUSIVE -> acquireExclusive(key, owner, leaseMillis);
             case FAIR -> acquire(FAIR_ACQUIRE, kind, key, owner,
                     List.of(keys.lockKey(key), keys.fairQueueKey(key), keys.fairSeenKey(key), counter),
                     List.of(owner, lease, counterTtlMillis, waiterTimeoutMillis));
@@ -199,24 +229,65 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         };
     }
 
+    /**
+     * The exclusive fast path: SET NX PX, no script and no token; only when refused (or for Redlock's nodes, which
+     * issue the token at once) the acquire script.
+     */
+    private AcquireResult acquireExclusive(String key, String owner, long leaseMillis) {
+        String lockKey = keys.lockKey(key);
+        if (tokensOnRequest) {
+            AcquireResult taken = acquire(LockKind.EXCLUSIVE, key, owner, (pipeline, fullScript) -> {
+                Response<String> set = pipeline.set(lockKey, owner, SetParams.setParams().nx().px(leaseMillis));
+                return () -> "OK".equals(set.get()) ? TAKEN_WITHOUT_TOKEN : null;
+            }, () -> "OK".equals(setIfAbsent(key, lockKey, owner, leaseMillis)) ? TAKEN_WITHOUT_TOKEN : null);
+            if (taken != null) {
+                return taken;
+            }
+        }
+        return acquire(ACQUIRE, LockKind.EXCLUSIVE, key, owner, List.of(lockKey, keys.counterKey(key)),
+                List.of(owner, Long.toString(leaseMillis), counterTtlMillis, tokensOnRequest ? ISSUE_ON_REQUEST : ISSUE_NOW));
+    }
+
+    /** SET NX PX of the lock key, in a pipeline with other threads' calls to the same node when coalescing. */
+    private String setIfAbsent(String key, String lockKey, String owner, long leaseMillis) {
+        return coalescer == null ? client.set(lockKey, owner, SetParams.setParams().nx().px(leaseMillis))
+                : coalescer.setIfAbsent(clusterNodes != null ? keys.slot(key) : 0, lockKey, owner, leaseMillis);
+    }
+
     private AcquireResult acquire(LuaScript script, LockKind kind, String key, String owner, List<String> scriptKeys,
                                   List<String> scriptArgs) {
+        return acquire(kind, key, owner, (pipeline, fullScript) -> {
+            Response<Object> reply = fullScript ? pipeline.eval(script.source(), scriptKeys, scriptArgs)
+                    : pipeline.evalsha(script.sha1(), scriptKeys, scriptArgs);
+            return reply::get;
+        }, () -> runScript(script, key, scriptKeys, scriptArgs));
+    }
+
+    /**
+     * Sends one acquisition command ({@code alone}, or {@code withWait} in front of WAIT when replicas must acknowledge)
+     * and reads its reply: {@code {1, token}}, {@code {0, ttl}} or {@code {0, ttl, ahead}}; null (the SET NX of the fast
+     * path refused) is answered null. A reply that may have been lost releases what the command may have taken.
+     */
+    private AcquireResult acquire(LockKind kind, String key, String owner, PipelinedCommand withWait, Supplier<Object> alone) {
         Object reply;
         long acknowledged = replicasToAwait;
         try {
             if (replicasToAwait == 0) {
-                reply = runScript(script, key, scriptKeys, scriptArgs);
+                reply = alone.get();
             } else {
-                AcquireWithWait answer = acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs);
+                AcquireWithWait answer = acquireAndAwaitReplicas(key, withWait);
                 reply = answer.reply();
                 acknowledged = answer.acknowledged();
             }
         } catch (JedisException e) {
             if (commandMayHaveReachedServer(e)) {
-                // The script may have run before the reply was lost; do not leave the key locked until the lease ends.
+                // The command may have run before the reply was lost; do not leave the key locked until the lease ends.
                 releaseQuietly(kind, key, owner);
             }
             throw failure("tryAcquire", key, e);
+        }
+        if (reply == null) {
+            return null;
         }
         List<?> result = (List<?>) reply;
         long status = toLong(result.get(0));
@@ -235,28 +306,30 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
-     * Runs the acquire script and {@code WAIT} on one connection, pipelined: WAIT counts the replicas
-     * that acknowledged the writes of its own connection, so two pooled calls could wait for nothing.
+     * Sends the acquisition command and {@code WAIT} on one connection, pipelined: WAIT counts the replicas
+     * that acknowledged the writes of its own connection, so two pooled calls could wait for nothing. A script the
+     * node does not know is sent again in full.
      */
-    private AcquireWithWait acquireAndAwaitReplicas(LuaScript script, String key, List<String> scriptKeys,
-                                                    List<String> scriptArgs) {
+    private AcquireWithWait acquireAndAwaitReplicas(String key, PipelinedCommand command) {
         try {
-            return acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs, false);
+            return acquireAndAwaitReplicas(key, command, false);
         } catch (JedisNoScriptException e) {
-            return acquireAndAwaitReplicas(script, key, scriptKeys, scriptArgs, true);
+            return acquireAndAwaitReplicas(key, command, true);
         }
     }
 
-    private AcquireWithWait acquireAndAwaitReplicas(LuaScript script, String key, List<String> scriptKeys,
-                                                    List<String> scriptArgs, boolean fullScript) {
+    private AcquireWithWait acquireAndAwaitReplicas(String key, PipelinedCommand command, boolean fullScript) {
         try (Pipeline pipeline = singleConnectionPipeline(key)) {
-            Response<Object> reply = fullScript
-                    ? pipeline.eval(script.source(), scriptKeys, scriptArgs)
-                    : pipeline.evalsha(script.sha1(), scriptKeys, scriptArgs);
+            Supplier<Object> reply = command.queue(pipeline, fullScript);
             Response<Long> acknowledged = pipeline.waitReplicas(replicasToAwait, replicaTimeoutMillis);
             pipeline.sync();
             return new AcquireWithWait(reply.get(), acknowledged.get());
         }
+    }
+
+    /** One acquisition command queued in a pipeline (a script in full when {@code fullScript}); its reply, read after the sync. */
+    private interface PipelinedCommand {
+        Supplier<Object> queue(Pipeline pipeline, boolean fullScript);
     }
 
     @SuppressWarnings("resource")
@@ -279,7 +352,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     /**
      * Releases {@code key}'s lock of {@code kind} if {@code owner} holds it, and tells the key's waiters of
-     * every kind, with a release notice. Exclusive, fair and write: {@code ALREADY_FREE} when repeated; a read lease or
+     * every kind, with a release notice. Exclusive, fair and write: {@code ALREADY_FREE} when it repeats the owner's own
+     * release (recorded beside the key for {@value #RELEASE_RECORD_MILLIS} ms), {@code NOT_OWNER} for any other free
+     * or taken key, a lease that ran out unreleased included; {@code fencingToken} is not needed. A read lease or
      * permit the owner no longer holds is {@link ReleaseResult#ALREADY_FREE} (the engine's own lease clock
      * tells a repeated release from a lost lease).
      */
@@ -288,16 +363,16 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
         try {
-            return releaseOnce(kind, key, owner, fencingToken);
+            return releaseOnce(kind, key, owner);
         } catch (JedisException e) {
             throw failure("release", key, e);
         }
     }
 
     /**
-     * Keeps {@code key} taken by {@code owner} for its next holder in this JVM and issues a new fencing token, in
-     * one script: the owner check, the lease ({@code leaseMillis}, or the key's expiry as it is for 0) and the
-     * token by the rule of the acquire script. Whether others wait is the mark a refused acquisition leaves on the
+     * Keeps {@code key} taken by {@code owner} for its next holder in this JVM, in one script: the owner check and
+     * the lease ({@code leaseMillis}, or the key's expiry as it is for 0). No token is issued: the next holder asks
+     * for its own ({@link #issueFencingToken}). Whether others wait is the mark a refused acquisition leaves on the
      * key's value; {@link HandOffResult#NOT_HELD} when {@code owner} no longer holds the key.
      */
     @Override
@@ -308,15 +383,36 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         Object reply;
         try {
-            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key), keys.counterKey(key)),
-                    List.of(owner, Long.toString(leaseMillis), counterTtlMillis));
+            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key)), List.of(owner, Long.toString(leaseMillis)));
         } catch (JedisException e) {
             throw failure("handOff", key, e);
         }
-        if (!(reply instanceof List<?> passed)) {
-            return HandOffResult.NOT_HELD;
+        long waited = toLong(reply);
+        return waited < 0 ? HandOffResult.NOT_HELD : new HandOffResult.Passed(AcquireResult.Acquired.TOKEN_ON_REQUEST, waited == 1);
+    }
+
+    /**
+     * Issues {@code key}'s next fencing token (the rule of {@link RedisLockBackend}) in one owner-checked script,
+     * while {@code owner} holds its lock of {@code kind} (exclusive, fair or write; a waiter's mark on it is no
+     * matter); empty, with nothing written, when it does not.
+     */
+    @Override
+    public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
+        Objects.requireNonNull(kind, "kind");
+        requireOwner(owner);
+        if (kind.shared()) {
+            throw new UnsupportedOperationException("Redis issues the fencing token of a " + kind
+                    + " lock with its acquisition; key '" + key + "'");
         }
-        return new HandOffResult.Passed(toLong(passed.get(0)), toLong(passed.get(1)) == 1);
+        Object reply;
+        try {
+            reply = runScript(ISSUE_TOKEN, key, List.of(keys.leaseKey(kind, key), keys.counterKey(key)),
+                    List.of(owner, counterTtlMillis));
+        } catch (JedisException e) {
+            throw failure("issueFencingToken", key, e);
+        }
+        long token = toLong(reply);
+        return token < 0 ? OptionalLong.empty() : OptionalLong.of(token);
     }
 
     /**
@@ -522,12 +618,11 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         releaseNotices.close();
     }
 
-    private ReleaseResult releaseOnce(LockKind kind, String key, String owner, long fencingToken) {
+    private ReleaseResult releaseOnce(LockKind kind, String key, String owner) {
         Object reply = kind.shared()
                 ? runScript(SHARED_RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
-                : runScript(RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.counterKey(key)),
-                        List.of(owner, releasePublish, Long.toString(fencingToken),
-                                kind.mode() == LockKind.Mode.WRITE ? "always" : "marked"));
+                : runScript(RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.lastReleaseKey(kind, key)),
+                        List.of(owner, releasePublish, kind.mode() == LockKind.Mode.WRITE ? "always" : "marked", RELEASE_RECORD_TTL));
         long code = toLong(reply);
         return code == RELEASED ? ReleaseResult.RELEASED : code == ALREADY_FREE ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
     }
@@ -540,7 +635,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     private void releaseQuietly(LockKind kind, String key, String owner) {
         try {
-            releaseOnce(kind, key, owner, 0);
+            releaseOnce(kind, key, owner);
         } catch (RuntimeException e) {
             log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
         }
@@ -619,6 +714,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         private Duration replicaTimeout = Duration.ZERO;
         private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
         private boolean coalesceRoundTrips = true;
+        private boolean fencingTokensOnRequest = true;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -713,6 +809,16 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
          */
         public Builder coalesceRoundTrips(boolean coalesce) {
             this.coalesceRoundTrips = coalesce;
+            return this;
+        }
+
+        /**
+         * Whether exclusive acquisitions take the key with a plain SET NX and leave the fencing token to be issued when
+         * asked for (default true); false issues it in the acquire script, for {@link RedlockBackend}, which needs each
+         * node's token at once to raise the others' counters.
+         */
+        Builder fencingTokensOnRequest(boolean onRequest) {
+            this.fencingTokensOnRequest = onRequest;
             return this;
         }
 

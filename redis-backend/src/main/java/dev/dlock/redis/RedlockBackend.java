@@ -112,6 +112,8 @@ public final class RedlockBackend implements LockBackend {
                     .fencingCounterTtl(builder.fencingCounterTtl)
                     .renewalBatchSize(builder.renewalBatchSize)
                     .cluster(false)
+                    // Each node's token is needed at once, to raise the others' counters above the largest.
+                    .fencingTokensOnRequest(false)
                     .build()));
         }
         this.nodes = List.copyOf(created);
@@ -252,8 +254,8 @@ public final class RedlockBackend implements LockBackend {
             return;
         }
         int alreadySafe = granted.size() - behind.size();
-        // Every master behind is raised, not only as many as safety needs: a repeated release is recognised
-        // (ALREADY_FREE) on the masters whose counter equals the token handed out.
+        // Every master behind is raised, not only as many as safety needs: they run side by side, the wait ends once
+        // enough answered, and every master raised is one more that issues a larger token next.
         FanOut<Boolean> raise = new FanOut<>(behind, node -> {
             node.raiseFencingCounter(key, token);
             return Boolean.TRUE;

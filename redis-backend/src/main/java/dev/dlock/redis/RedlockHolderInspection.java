@@ -14,8 +14,8 @@ import dev.dlock.core.spi.StoredHolder;
 /**
  * Who holds a key under Redlock, and an operator's forced release, on top of each master's
  * {@link RedisHolderInspection}. A holder is an owner a quorum of masters name, and its remaining lease is the time
- * until fewer than a quorum still keep it. A forced release runs on every master (each deletes the key, publishes the
- * notice and raises its fencing counter by one) and needs a quorum of answers, so the removed holder can no longer
+ * until fewer than a quorum still keep it. A forced release runs on every master (each deletes the key and publishes
+ * the notice) and needs a quorum of answers, so the removed holder can no longer
  * keep a quorum: its next renewal or its release reports the lease lost. It answers every owner removed on any master,
  * each with the longest lease it had there.
  */

@@ -14,6 +14,7 @@ import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.SetParams;
 
 /**
  * Runs the scripts that several threads send to one Redis node at the same moment as one pipeline: one
@@ -64,6 +65,14 @@ final class ScriptCoalescer {
         Call call = new Call(script, keys, args);
         pick(lanes).run(call);
         return call.outcome();
+    }
+
+    /**
+     * {@code SET key value NX PX leaseMillis} on the node of {@code slot} (ignored off a cluster): "OK" when set, null
+     * when the key exists. Sent on its own for now.
+     */
+    String setIfAbsent(int slot, String key, String value, long leaseMillis) {
+        return client.set(key, value, SetParams.setParams().nx().px(leaseMillis));
     }
 
     private Lane[] lanes(HostAndPort node) {

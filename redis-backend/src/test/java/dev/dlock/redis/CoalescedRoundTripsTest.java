@@ -32,13 +32,15 @@ import redis.clients.jedis.RedisClient;
  * in one pipeline on one connection, and each caller gets its own answer — also when the batch comes back
  * NOSCRIPT (the server lost its scripts) or its connection is cut. The proxy holds the first caller's reply,
  * so the others are certain to queue behind it; how many connections the proxy saw tells whether they
- * shared one.
+ * shared one. The callers take write locks, whose acquisition is a script (an exclusive one is a plain SET NX).
  */
 class CoalescedRoundTripsTest {
 
     /** More callers than lanes, and a pool big enough for each to have a connection of its own. */
     private static final int CALLERS = 3 * ScriptCoalescer.LANES_PER_NODE;
     private static final long LEASE_MILLIS = 30_000;
+    private static final LockKind KIND = LockKind.WRITE;
+    private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
 
     private static RedisServerProcess server;
 
@@ -66,7 +68,7 @@ class CoalescedRoundTripsTest {
             assertThat(proxy.openConnections()).as("connections the callers opened").isLessThanOrEqualTo(ScriptCoalescer.LANES_PER_NODE);
             assertThat(distinctTokens(acquisitions)).isEqualTo(CALLERS);
             for (int i = 0; i < CALLERS; i++) {
-                assertThat(setup.backend.release(LockKind.EXCLUSIVE, setup.key(i), setup.owner(i), token(acquisitions.get(i)))).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(setup.backend.release(KIND, setup.key(i), setup.owner(i), token(acquisitions.get(i)))).isEqualTo(ReleaseResult.RELEASED);
             }
         }
     }
@@ -152,7 +154,7 @@ class CoalescedRoundTripsTest {
 
         String ownerInRedis(int i) {
             try (Jedis admin = server.admin()) {
-                return admin.get(RedisLockBackend.DEFAULT_KEY_PREFIX + "{" + key(i) + "}");
+                return admin.get(KEYS.writerKey(key(i)));
             }
         }
 
@@ -166,8 +168,9 @@ class CoalescedRoundTripsTest {
          * replies are held; the other callers start and queue; then {@code meanwhile} runs and the replies flow again.
          */
         List<Future<AcquireResult>> acquireWhileTheFirstReplyIsHeld(Runnable meanwhile) throws InterruptedException {
-            // Load the script once, so that the held call is the acquire itself and not a NOSCRIPT retry.
-            backend.release(LockKind.EXCLUSIVE, "warm-up", "nobody", 0);
+            // Load the scripts once, so that the held call is the acquire itself and not a NOSCRIPT retry.
+            backend.tryAcquire(KIND, "warm-up", "nobody", LEASE_MILLIS);
+            backend.release(KIND, "warm-up", "nobody", 0);
             proxy.holdReplies();
             long commandsBefore = proxy.commandCount();
             List<Future<AcquireResult>> acquisitions = new ArrayList<>();
@@ -181,7 +184,7 @@ class CoalescedRoundTripsTest {
                             queued.notifyAll();
                         }
                     }
-                    return backend.tryAcquire(LockKind.EXCLUSIVE, key(caller), owner(caller), LEASE_MILLIS);
+                    return backend.tryAcquire(KIND, key(caller), owner(caller), LEASE_MILLIS);
                 }));
                 if (i == 0) {
                     // Caller 0 reuses the warm-up's pooled connection: its script arriving shows it took a lane.

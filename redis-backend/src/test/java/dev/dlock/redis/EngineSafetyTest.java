@@ -6,6 +6,7 @@ import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.testkit.redis.RedisServerProcess;
@@ -20,6 +21,7 @@ import redis.clients.jedis.RedisClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.dlock.redis.RedisTestSupport.await;
@@ -196,6 +198,40 @@ class EngineSafetyTest {
             free.set(again.isHeld());
         }
         assertThat(free).isTrue();
+    }
+
+    // ------------------------------------------------------------------ fencing tokens issued on request
+
+    /**
+     * A holder whose lease ran out in Redis and was taken by another application never gets a token when it asks
+     * for it late: the store refuses it, nothing is written to the key's counter, and the holder learns its lease was
+     * lost, once, as a lost lease is reported (the release says so again, without a second report).
+     */
+    @Test
+    void aHolderWhoseLeaseRanOutAndWasTakenGetsNoTokenAndIsToldItsLeaseWasLost() {
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockListener losses = new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                lost.add(reason);
+            }
+        };
+        RedisLockBackend backend = RedisLockBackend.builder(client).build();
+        LockManager holder = manager(new RecordingBackend(backend), Duration.ofSeconds(30), backend, losses);
+        LockManager otherApp = manager(client, Duration.ofSeconds(30));
+        String key = freshKey("overtaken");
+        String counter = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX).counterKey(key);
+        LockHandle handle = holder.acquire(LockRequest.builder(key).leaseTime(Duration.ofMillis(200)).waitTime(Duration.ZERO).build());
+
+        try (LockHandle taken = otherApp.acquire(key, Duration.ofSeconds(5)); Jedis admin = redis.admin()) {
+            assertThat(admin.exists(counter)).as("a counter before anyone asked for a token").isFalse();
+            assertThatThrownBy(handle::fencingToken).isInstanceOf(LockLostException.class).hasMessageContaining(key);
+            assertThat(admin.exists(counter)).as("a counter after the refused ask").isFalse();
+            assertThat(lost).as("loss reports").hasSize(1);
+            assertThat(taken.fencingToken()).as("the new holder's token").isPositive();
+        }
+        assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
+        assertThat(lost).as("loss reports after the release").hasSize(1);
     }
 
     private static String ownerOf(String key) {

@@ -21,7 +21,8 @@ import redis.clients.jedis.RedisClient;
 
 /**
  * Fencing tokens stay strictly increasing when the counter a node holds is stale: rolled back by
- * hand, or on a replica promoted before it received the master's last acquisitions.
+ * hand, or on a replica promoted before it received the master's last acquisitions. The tokens are issued on
+ * request, as a holder that reads its token gets it.
  */
 class FencingTokenFailoverTest {
 
@@ -77,14 +78,14 @@ class FencingTokenFailoverTest {
         }
     }
 
-    /** Acquires and releases {@code key} {@code times} times with owners {@code ownerPrefix-i}; returns the tokens. */
+    /** Acquires, asks for the token and releases {@code key} {@code times} times with owners {@code ownerPrefix-i}; returns the tokens. */
     private static List<Long> acquireAndRelease(RedisLockBackend backend, String key, String ownerPrefix, int times) {
         List<Long> tokens = new ArrayList<>();
         for (int i = 0; i < times; i++) {
             String owner = ownerPrefix + "-" + i;
             AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, 10_000);
             assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
-            long token = ((AcquireResult.Acquired) result).fencingToken();
+            long token = backend.issueFencingToken(LockKind.EXCLUSIVE, key, owner).orElseThrow();
             tokens.add(token);
             assertThat(backend.release(LockKind.EXCLUSIVE, key, owner, token)).isEqualTo(ReleaseResult.RELEASED);
         }

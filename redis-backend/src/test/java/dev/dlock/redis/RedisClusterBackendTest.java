@@ -67,14 +67,17 @@ class RedisClusterBackendTest {
     @Test
     void acquireRenewAndReleaseWorkThroughTheClusterClient() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build(); Jedis admin = server.admin()) {
-            long first = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "me", 10_000)).fencingToken();
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "me", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+            long first = backend.issueFencingToken(LockKind.EXCLUSIVE, "a}b {c}", "me").orElseThrow();
             assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "you", 10_000)).isInstanceOf(AcquireResult.Held.class);
             assertThat(backend.renew(List.of(new LeaseRenewal("a}b {c}", "me", 20_000))))
                     .containsExactly(RenewalResult.RENEWED);
             assertThat(backend.release(LockKind.EXCLUSIVE, "a}b {c}", "me", 0)).isEqualTo(ReleaseResult.RELEASED);
 
             admin.scriptFlush();
-            long second = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "you", 10_000)).fencingToken();
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "a}b {c}", "you", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+            // The issuing script, too, is sent in full to a node that forgot it.
+            long second = backend.issueFencingToken(LockKind.EXCLUSIVE, "a}b {c}", "you").orElseThrow();
             assertThat(second).isGreaterThan(first);
         }
     }

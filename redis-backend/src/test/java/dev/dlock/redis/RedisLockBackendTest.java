@@ -72,6 +72,11 @@ class RedisLockBackendTest {
         assertThat(first).isInstanceOf(AcquireResult.Acquired.class);
         assertThat(second).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).isBetween(1L, 30_000L));
+        Map<String, Long> before = server.commandCalls();
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "owner-c", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        // The refused SET NX sends the acquire script, which tries again, marks the holder (once) and reads the TTL.
+        assertThat(server.commandCallsSince(before)).as("commands of a refused acquisition")
+                .containsEntry("evalsha", 1L).containsEntry("set", 2L).containsEntry("get", 1L).containsEntry("pttl", 1L);
         try (Jedis admin = server.admin()) {
             // Still owner-a's; the refused attempt marked it, so that owner-a's release will tell waiters.
             assertThat(admin.get(keys.lockKey("order-1"))).isEqualTo("owner-a+waited");
@@ -83,7 +88,7 @@ class RedisLockBackendTest {
     void fencingTokensStrictlyIncrease() {
         long previous = Long.MIN_VALUE;
         for (int i = 0; i < 20; i++) {
-            long token = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-2", "owner-" + i, 10_000));
+            long token = takenWithToken(backend, "order-2", "owner-" + i);
             assertThat(token).isGreaterThan(previous);
             previous = token;
             assertThat(backend.release(LockKind.EXCLUSIVE, "order-2", "owner-" + i, 0)).isEqualTo(ReleaseResult.RELEASED);
@@ -92,12 +97,12 @@ class RedisLockBackendTest {
 
     @Test
     void fencingTokensStillIncreaseAfterTheCounterIsDeleted() {
-        long before = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-3", "a", 10_000));
+        long before = takenWithToken(backend, "order-3", "a");
         backend.release(LockKind.EXCLUSIVE, "order-3", "a", 0);
         try (Jedis admin = server.admin()) {
             admin.del(keys.counterKey("order-3"));
         }
-        long after = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "order-3", "b", 10_000));
+        long after = takenWithToken(backend, "order-3", "b");
         assertThat(after).isGreaterThan(before);
     }
 
@@ -108,10 +113,10 @@ class RedisLockBackendTest {
         try (shortCounter; Jedis admin = server.admin()) {
             long previous = 0;
             for (int round = 0; round < 3; round++) {
-                long first = acquiredToken(shortCounter.tryAcquire(LockKind.EXCLUSIVE, "order-4", "a", 10_000));
-                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "a", 0);
-                long second = acquiredToken(shortCounter.tryAcquire(LockKind.EXCLUSIVE, "order-4", "b", 10_000));
-                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "b", 0);
+                long first = takenWithToken(shortCounter, "order-4", "a" + round);
+                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "a" + round, 0);
+                long second = takenWithToken(shortCounter, "order-4", "b" + round);
+                shortCounter.release(LockKind.EXCLUSIVE, "order-4", "b" + round, 0);
                 assertThat(first).isGreaterThan(previous);
                 assertThat(second).isGreaterThan(first);
                 previous = second;
@@ -123,7 +128,7 @@ class RedisLockBackendTest {
 
     @Test
     void fencingCounterHasTheConfiguredExpiry() {
-        backend.tryAcquire(LockKind.EXCLUSIVE, "order-5", "a", 10_000);
+        takenWithToken(backend, "order-5", "a");
         try (Jedis admin = server.admin()) {
             assertThat(admin.pttl(keys.counterKey("order-5")))
                     .isBetween(Duration.ofHours(23).toMillis(), Duration.ofHours(24).toMillis());
@@ -131,13 +136,42 @@ class RedisLockBackendTest {
     }
 
     @Test
-    void releaseByTheOwnerDeletesTheKey() {
+    void releaseByTheOwnerDeletesTheKeyAndRecordsItselfSoThatARepeatIsAlreadyFree() {
         backend.tryAcquire(LockKind.EXCLUSIVE, "order-6", "a", 10_000);
         assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         try (Jedis admin = server.admin()) {
             assertThat(admin.exists(keys.lockKey("order-6"))).isFalse();
+            assertThat(admin.get(keys.lastReleaseKey(LockKind.EXCLUSIVE, "order-6"))).as("the record of the release").isEqualTo("a");
+            assertThat(admin.pttl(keys.lastReleaseKey(LockKind.EXCLUSIVE, "order-6"))).as("how long the record lives")
+                    .isBetween(1L, RedisLockBackend.RELEASE_RECORD_MILLIS);
         }
-        assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "a", 0)).isEqualTo(ReleaseResult.NOT_OWNER);
+        // The repeat of a release whose reply was lost; the token plays no part (none was issued).
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "a", 0)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-6", "never-held", 0)).as("an owner that never held it")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
+    }
+
+    /**
+     * Without a token written at acquisition, a lease that ran out unreleased reads as lost even when nobody took the
+     * key since: stricter than "already free", and safe (the engine reports the loss). Another owner's release since
+     * replaces the record, so a late repeat reads as lost too.
+     */
+    @Test
+    void aLeaseThatRanOutUnreleasedOrWhoseRecordAnotherReleaseReplacedIsNotOwner() {
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-8", "a", 30);
+        await("the lease to run out", Duration.ofSeconds(5), () -> {
+            try (Jedis admin = server.admin()) {
+                return !admin.exists(keys.lockKey("order-8"));
+            }
+        });
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-8", "a", 0)).as("ran out, nobody took it").isEqualTo(ReleaseResult.NOT_OWNER);
+
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-8", "b", 10_000);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-8", "b", 0)).isEqualTo(ReleaseResult.RELEASED);
+        backend.tryAcquire(LockKind.EXCLUSIVE, "order-8", "c", 10_000);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-8", "c", 0)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "order-8", "b", 0)).as("b's repeat after c took and released the key")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
@@ -200,33 +234,38 @@ class RedisLockBackendTest {
     }
 
     @Test
-    void successfulAcquireRunsOneEvalshaThatSetsTheKeyAndWritesTheTokenBack() {
-        backend.tryAcquire(LockKind.EXCLUSIVE, "warm-up", "a", 10_000);
+    void aFreeKeyIsTakenWithOnePlainSetAndItsTokenIsIssuedByOneScriptWhenAskedFor() {
+        takenWithToken(backend, "warm-up", "a");
         backend.tryAcquire(LockKind.EXCLUSIVE, "hot", "a", 10_000);
         backend.release(LockKind.EXCLUSIVE, "hot", "a", 0);
         Map<String, Long> before = server.commandCalls();
         long totalBefore = server.totalCommandCalls();
 
-        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "hot", "b", 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "hot", "b", 10_000)).as("the acquisition")
+                .isEqualTo(AcquireResult.Acquired.tokenOnRequest());
 
-        Map<String, Long> after = server.commandCalls();
-        assertThat(after.get("evalsha") - before.get("evalsha")).isEqualTo(1);
-        // SET NX of the lock, then TIME and one SET ... GET that writes the fencing counter and reads its old value.
-        assertThat(after.get("set") - before.get("set")).isEqualTo(2);
-        assertThat(after.get("time") - before.getOrDefault("time", 0L)).isEqualTo(1);
-        assertThat(after.getOrDefault("get", 0L) - before.getOrDefault("get", 0L)).isZero();
-        // totalCommandCalls itself ran one INFO (excluded); nothing else ran on the server.
-        assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(4);
+        // SET NX PX and nothing else: no script. totalCommandCalls itself runs one INFO (excluded).
+        assertThat(server.commandCallsSince(before)).as("commands of an uncontended acquisition").containsExactly(Map.entry("set", 1L));
+        assertThat(server.totalCommandCalls() - totalBefore).isEqualTo(1);
+
+        Map<String, Long> beforeToken = server.commandCalls();
+        long token = backend.issueFencingToken(LockKind.EXCLUSIVE, "hot", "b").orElseThrow();
+        assertThat(token).isPositive();
+        // One script: GET of the owner, then TIME and one SET ... GET that writes the counter and reads its old value.
+        assertThat(server.commandCallsSince(beforeToken)).as("commands of the token's issuance")
+                .containsExactlyInAnyOrderEntriesOf(Map.of("evalsha", 1L, "get", 1L, "time", 1L, "set", 1L));
     }
 
     @Test
     void acquiringAKeyTheOwnerAlreadyHoldsExtendsItsLeaseWithALargerToken() {
-        long first = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "mine-again", "me", 1_000));
+        long first = takenWithToken(backend, "mine-again", "me");
+        backend.renew(List.of(new LeaseRenewal("mine-again", "me", 1_000)));
 
+        // A retried SET NX: refused, since the key exists; the acquire script finds it the owner's.
         AcquireResult again = backend.tryAcquire(LockKind.EXCLUSIVE, "mine-again", "me", 60_000);
 
         assertThat(again).isInstanceOf(AcquireResult.Acquired.class);
-        assertThat(acquiredToken(again)).isGreaterThan(first);
+        assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, "mine-again", "me").orElseThrow()).isGreaterThan(first);
         try (Jedis admin = server.admin()) {
             assertThat(admin.get(keys.lockKey("mine-again"))).isEqualTo("me");
             assertThat(admin.pttl(keys.lockKey("mine-again"))).isGreaterThan(30_000L);
@@ -276,9 +315,11 @@ class RedisLockBackendTest {
     void customPrefixIsUsedForEveryKey() {
         RedisLockBackend prefixed = RedisLockBackend.builder(client).keyPrefix("app1:").build();
         try (prefixed; Jedis admin = server.admin()) {
-            prefixed.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 10_000);
+            takenWithToken(prefixed, "k", "a");
             assertThat(admin.get("app1:{k}")).isEqualTo("a");
             assertThat(admin.exists("app1:{k}:fence")).isTrue();
+            prefixed.release(LockKind.EXCLUSIVE, "k", "a", 0);
+            assertThat(admin.get("app1:{k}:released-by")).isEqualTo("a");
         }
     }
 
@@ -288,8 +329,9 @@ class RedisLockBackendTest {
         assertThat(client.ping()).isEqualTo("PONG");
     }
 
-    private static long acquiredToken(AcquireResult result) {
-        assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
-        return ((AcquireResult.Acquired) result).fencingToken();
+    /** Takes {@code key} for {@code owner} (the key must be free) and asks for its token, as a holder that reads it does. */
+    private static long takenWithToken(RedisLockBackend store, String key, String owner) {
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 10_000)).isInstanceOf(AcquireResult.Acquired.class);
+        return store.issueFencingToken(LockKind.EXCLUSIVE, key, owner).orElseThrow();
     }
 }

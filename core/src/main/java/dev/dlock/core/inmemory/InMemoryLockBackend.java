@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -46,9 +47,10 @@ import java.util.function.LongSupplier;
  * across backends or JVM restarts); a release wakes this backend's waiters for the key at once. A key's
  * records (with the last token of each kind, which tells a repeated release from a lost lease) are kept for
  * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
- * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its fencing counter expired. As on Redis,
- * the kinds of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE}
- * at release only while no lock of any kind took the key since, and {@link ReleaseResult#NOT_OWNER} after.
+ * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its record of the release expired. The kinds
+ * of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE} at release only
+ * while no lock of any kind took the key since, and {@link ReleaseResult#NOT_OWNER} after (Redis, which issues
+ * exclusive tokens on request, answers {@code NOT_OWNER} for every lease that ran out unreleased).
  *
  * <p>It takes every {@link LockKind}: read/write locks with a waiting writer holding back new readers, permits,
  * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
@@ -57,7 +59,9 @@ import java.util.function.LongSupplier;
  * <p>It says who holds a key of any kind and frees it on an operator's order ({@link #holderInspection()}): a forced
  * release wakes the key's waiters and consumes a fencing token, so the removed holder's release is refused.
  *
- * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting.
+ * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting, and can have
+ * exclusive locks take keys without a token ({@link Builder#fencingTokensOnRequest}), issued when the holder asks, as
+ * the Redis store does.
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
 public final class InMemoryLockBackend implements LockBackend {
@@ -75,6 +79,8 @@ public final class InMemoryLockBackend implements LockBackend {
 
     private final LongSupplier clock;
     private final long waiterTimeoutNanos;
+    /** True when exclusive acquisitions and hand-offs issue no token, and a release recognises only its own repeat. */
+    private final boolean tokensOnRequest;
     private final ConcurrentHashMap<String, KeyRecord> records = new ConcurrentHashMap<>();
     /** Fair waiters per key, changed only inside {@code records.compute} of that key. */
     private final ConcurrentHashMap<String, FairQueue> fairQueues = new ConcurrentHashMap<>();
@@ -95,16 +101,22 @@ public final class InMemoryLockBackend implements LockBackend {
     /**
      * The state of one key. {@code owner} is null once released; {@code endsAtNanos} is when the lease
      * runs out, or when the key was released. The key is held while the owner is set and the end is ahead.
-     * {@code othersWaiting}: another owner was refused the key while this owner held it.
+     * {@code othersWaiting}: another owner was refused the key while this owner held it. {@code releasedBy}: the
+     * owner whose release freed the key last (null when it ran out or was forced free), which tells a repeated
+     * release when tokens are issued on request.
      */
-    private record KeyRecord(String owner, long token, long endsAtNanos, boolean othersWaiting) {
+    private record KeyRecord(String owner, long token, long endsAtNanos, boolean othersWaiting, String releasedBy) {
 
         KeyRecord(String owner, long token, long endsAtNanos) {
-            this(owner, token, endsAtNanos, false);
+            this(owner, token, endsAtNanos, false, null);
         }
 
         KeyRecord waitedFor() {
-            return othersWaiting ? this : new KeyRecord(owner, token, endsAtNanos, true);
+            return othersWaiting ? this : new KeyRecord(owner, token, endsAtNanos, true, releasedBy);
+        }
+
+        KeyRecord withToken(long issued) {
+            return new KeyRecord(owner, issued, endsAtNanos, othersWaiting, releasedBy);
         }
 
         boolean heldAt(long now) {
@@ -122,12 +134,13 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /** A store on {@link System#nanoTime()}. */
     public InMemoryLockBackend() {
-        this(System::nanoTime, DEFAULT_FAIR_WAITER_TIMEOUT);
+        this(System::nanoTime, DEFAULT_FAIR_WAITER_TIMEOUT, false);
     }
 
-    private InMemoryLockBackend(LongSupplier clock, Duration fairWaiterTimeout) {
+    private InMemoryLockBackend(LongSupplier clock, Duration fairWaiterTimeout, boolean tokensOnRequest) {
         this.clock = clock;
         this.waiterTimeoutNanos = fairWaiterTimeout.toNanos();
+        this.tokensOnRequest = tokensOnRequest;
     }
 
     /** Starts configuring a store, to give it a clock of its own. */
@@ -147,9 +160,13 @@ public final class InMemoryLockBackend implements LockBackend {
                 return current.waitedFor();
             }
             // Free, run out, or already this owner's (a repeated call): the owner holds it now, with a new token.
+            created[0] = current == null;
+            if (tokensOnRequest) {
+                result[0] = AcquireResult.Acquired.tokenOnRequest();
+                return new KeyRecord(owner, current == null ? 0 : current.token, now + leaseNanos);
+            }
             long token = lastToken.incrementAndGet();
             result[0] = new AcquireResult.Acquired(token);
-            created[0] = current == null;
             return new KeyRecord(owner, token, now + leaseNanos);
         });
         if (created[0]) {
@@ -164,10 +181,12 @@ public final class InMemoryLockBackend implements LockBackend {
             long now = clock.getAsLong();
             if (current.heldBy(owner, now)) {
                 result[0] = ReleaseResult.RELEASED;
-                return new KeyRecord(null, current.token, now);
+                return new KeyRecord(null, current.token, now, false, owner);
             }
             // Free with no acquisition since this owner's token: a repeated release, or a lease that ran out untaken.
-            result[0] = !current.heldAt(now) && lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
+            // With tokens issued on request the tokens cannot tell: only the owner's own release recorded is a repeat.
+            boolean repeat = tokensOnRequest ? owner.equals(current.releasedBy) : lastTokenOf(key) == fencingToken;
+            result[0] = !current.heldAt(now) && repeat ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
             return current;
         });
         if (result[0] == null) {
@@ -190,12 +209,43 @@ public final class InMemoryLockBackend implements LockBackend {
             if (!current.heldBy(owner, now)) {
                 return current;
             }
-            long token = lastToken.incrementAndGet();
-            result[0] = new HandOffResult.Passed(token, current.othersWaiting);
-            return new KeyRecord(owner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
+            long token = tokensOnRequest ? current.token : lastToken.incrementAndGet();
+            result[0] = new HandOffResult.Passed(tokensOnRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : token,
                     current.othersWaiting);
+            return new KeyRecord(owner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
+                    current.othersWaiting, null);
         });
         return result[0];
+    }
+
+    /**
+     * The key's next token from the one counter, while {@code owner} holds {@code key} as a lock of {@code kind};
+     * empty (nothing issued) when it does not. Any kind works; only exclusive acquisitions and hand-offs leave it to
+     * be asked for, and only when built with {@link Builder#fencingTokensOnRequest}.
+     */
+    @Override
+    public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
+        Objects.requireNonNull(owner, "owner");
+        long[] issued = {0};
+        if (kind.family() == LockKind.EXCLUSIVE.family()) {
+            records.computeIfPresent(key, (k, current) -> {
+                if (!current.heldBy(owner, clock.getAsLong())) {
+                    return current;
+                }
+                issued[0] = lastToken.incrementAndGet();
+                return current.withToken(issued[0]);
+            });
+        } else {
+            sharesOf(kind).computeIfPresent(key, (k, shares) -> {
+                shares.purge(clock.getAsLong());
+                if (kind.mode() == LockKind.Mode.WRITE ? owner.equals(shares.writer) : shares.holders.containsKey(owner)) {
+                    issued[0] = lastToken.incrementAndGet();
+                    shares.lastToken = issued[0];
+                }
+                return shares;
+            });
+        }
+        return issued[0] == 0 ? OptionalLong.empty() : OptionalLong.of(issued[0]);
     }
 
     /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
@@ -397,7 +447,7 @@ public final class InMemoryLockBackend implements LockBackend {
                     return current;
                 }
                 result[0] = RenewalResult.RENEWED;
-                return new KeyRecord(current.owner, current.token, now + leaseNanos, current.othersWaiting);
+                return new KeyRecord(current.owner, current.token, now + leaseNanos, current.othersWaiting, null);
             });
             results.add(result[0]);
         }
@@ -671,6 +721,7 @@ public final class InMemoryLockBackend implements LockBackend {
     public static final class Builder {
         private LongSupplier clock = System::nanoTime;
         private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
+        private boolean fencingTokensOnRequest;
 
         private Builder() {
         }
@@ -699,9 +750,20 @@ public final class InMemoryLockBackend implements LockBackend {
             return this;
         }
 
+        /**
+         * Whether exclusive acquisitions and hand-offs take the key without a fencing token, which the store then
+         * issues when the holder first asks ({@link LockBackend#issueFencingToken}), as the Redis store does (default
+         * false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
+         * repeats the owner's own release; a lease that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
+         */
+        public Builder fencingTokensOnRequest(boolean onRequest) {
+            this.fencingTokensOnRequest = onRequest;
+            return this;
+        }
+
         /** Builds the store. */
         public InMemoryLockBackend build() {
-            return new InMemoryLockBackend(clock, fairWaiterTimeout);
+            return new InMemoryLockBackend(clock, fairWaiterTimeout, fencingTokensOnRequest);
         }
     }
 }

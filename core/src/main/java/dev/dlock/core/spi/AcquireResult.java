@@ -9,8 +9,27 @@ public sealed interface AcquireResult {
      * node that could have been its master; each store states the assumption this rests on (Redis:
      * the promoted node's clock is not behind the old master's by more than the time between the
      * key's last acquisition there and its first on the promoted node).
+     *
+     * <p>Or {@link #TOKEN_ON_REQUEST}: the store took the key without issuing a token, and issues one only when
+     * the holder first asks ({@link LockBackend#issueFencingToken}). Such a token obeys the same rule.
      */
     record Acquired(long fencingToken) implements AcquireResult {
+
+        /**
+         * The {@link #fencingToken()} of an acquisition whose token is not issued yet: the engine asks
+         * {@link LockBackend#issueFencingToken} the first time the holder reads it. Real tokens are positive.
+         */
+        public static final long TOKEN_ON_REQUEST = 0;
+
+        /** An acquisition whose fencing token is issued when the holder first asks for it. */
+        public static Acquired tokenOnRequest() {
+            return new Acquired(TOKEN_ON_REQUEST);
+        }
+
+        /** Whether the store issued the token with the acquisition (false: {@link #TOKEN_ON_REQUEST}). */
+        public boolean tokenIssued() {
+            return fencingToken != TOKEN_ON_REQUEST;
+        }
     }
 
     /**

@@ -8,8 +8,10 @@ public sealed interface HandOffResult {
 
     /**
      * The key stays taken for the next local holder, with {@code fencingToken} above every token issued before for
-     * the key. {@code othersWaiting}: another owner asked for the key while it was held (a store that cannot tell
-     * says true), so the engine bounds how often the key passes on before it is freed for them.
+     * the key, or {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} when the store issues the next holder's token only
+     * when it asks ({@link LockBackend#issueFencingToken}). {@code othersWaiting}: another owner asked for the key
+     * while it was held (a store that cannot tell says true), so the engine bounds how often the key passes on before
+     * it is freed for them.
      */
     record Passed(long fencingToken, boolean othersWaiting) implements HandOffResult {
     }

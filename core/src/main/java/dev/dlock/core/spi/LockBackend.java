@@ -5,6 +5,7 @@ import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
@@ -35,12 +36,19 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Releases {@code key}, a lock of {@code kind}, if, and only if, {@code owner} holds it, and tells waiters it
-     * is free.
+     * is free. {@code fencingToken} is the token the acquisition got, or {@link AcquireResult.Acquired#TOKEN_ON_REQUEST}
+     * when none was issued; a store may ignore it.
      *
-     * <p>Must be idempotent: when the key is already free and no acquisition happened after the one
-     * that issued {@code fencingToken}, the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
-     * repeated release (lost reply, client retry) is never mistaken for a lost lease. When another owner took the
-     * key since, the answer is {@link ReleaseResult#NOT_OWNER}, whether or not that owner still holds it. A store
+     * <p>Must be idempotent: when the key is already free because this owner's own release freed it (a repeated
+     * release after a lost reply, or a client retry), the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
+     * repeated release is never mistaken for a lost lease. When the lease was lost instead (another owner holds the
+     * key, or took it after the lease ran out or was freed by force), the answer is {@link ReleaseResult#NOT_OWNER},
+     * whether or not that owner still holds it. (Another owner that took the key after the owner's own release landed
+     * began after the owner's section ended: the repeat may answer either then.) A lease that ran out with nobody taking
+     * the key since may answer either: {@code ALREADY_FREE} from a store that tells by its token sequence that no
+     * acquisition followed (in-memory, JDBC), {@code NOT_OWNER} from one that recognises only the owner's own recorded
+     * release (Redis, whose tokens are issued on request, so its counter cannot tell); the engine counts
+     * {@code ALREADY_FREE} as a release only while the lease surely lived, and as a lost lease after that. A store
      * with {@link #sessionLeases() session-kept leases} (ZooKeeper) may instead tell a repeat by its backend's own
      * record of the lease: {@code ALREADY_FREE} while the first attempt's outcome is unknown, {@code NOT_OWNER}
      * once the release was confirmed (the engine never sends a release again after a confirmed one).
@@ -97,7 +105,8 @@ public interface LockBackend extends AutoCloseable {
     /**
      * Optional capability: passes {@code owner}'s exclusive lease on {@code key} to the next holder in this JVM
      * in one call, instead of a release and an acquisition: the key stays taken by {@code owner} (the engine
-     * keeps local holders apart), and a fresh fencing token is issued as for an acquisition. When
+     * keeps local holders apart), and a fresh fencing token is issued as for an acquisition (or, by a store that issues
+     * on request, left for the next holder to ask for). When
      * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Answers with the
      * token and whether another owner asked for the key meanwhile, or {@link HandOffResult#NOT_HELD} when
      * {@code owner} no longer holds it. Only called when the {@linkplain #capabilities() capabilities} declare
@@ -106,6 +115,25 @@ public interface LockBackend extends AutoCloseable {
      */
     default HandOffResult handOff(String key, String owner, long leaseMillis) {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
+    }
+
+    /**
+     * Optional capability, for a store whose acquisitions (or hand-offs) answer
+     * {@link AcquireResult.Acquired#TOKEN_ON_REQUEST}: issues {@code key}'s next fencing token by the same rule as an
+     * acquisition (larger than every token ever issued for the key), atomically in the store and only while
+     * {@code owner} holds {@code key} as a lock of {@code kind}; empty, with nothing issued, when it no longer does.
+     *
+     * <p>Why a token issued late is as good as one issued with the acquisition: holding periods of one key never
+     * overlap, and the issuance refuses an owner that does not hold the key, so the token is larger than every token
+     * of every earlier holder, and a holder whose lease was lost gets no token at all. The engine asks once per hold,
+     * the first time the holder reads its token, and never after the hold ended (the store owner stays the same
+     * across local hand-offs, so a late issuance would outrank the next holder); it asks again only after a failure
+     * (a second token issued while still holding is larger, and as correct). A failure throws
+     * {@link LockBackendException} with the outcome unknown. Default: unsupported, for stores that issue every
+     * token with the acquisition.
+     */
+    default OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
+        throw new UnsupportedOperationException(getClass().getName() + " issues every fencing token with its acquisition");
     }
 
     /**

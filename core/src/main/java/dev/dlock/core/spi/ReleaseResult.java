@@ -7,7 +7,8 @@ public enum ReleaseResult {
     /**
      * The key was already free and nobody acquired it after this owner, so no other holder can have
      * overlapped: an earlier attempt of the same release freed it (its reply was lost, or the client
-     * retried), or the key ran out or was deleted with nobody taking it since. The engine counts it
+     * retried), or, from a store that can tell it by its token sequence, the key ran out with nobody taking it
+     * since (a store that cannot answers {@link #NOT_OWNER} then; see {@link LockBackend#release}). The engine counts it
      * as a release while the lease surely lived (only its own earlier attempt explains it then), and
      * as a lost lease after that.
      */

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.TestInfo;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,6 +80,19 @@ public abstract class LockBackendSpiContractTest {
         return ((AcquireResult.Acquired) result).fencingToken();
     }
 
+    /**
+     * The token of {@code owner}'s exclusive hold of the test's key, which {@code answer} (an acquisition or a
+     * hand-off) issued, or else which {@code issuer} issues now, as the engine does when the holder first asks.
+     */
+    private long issued(LockBackend issuer, String owner, long answer) {
+        if (answer != AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+            return answer;
+        }
+        OptionalLong token = issuer.issueFencingToken(LockKind.EXCLUSIVE, key, owner);
+        assertThat(token).as("the token %s asks for while it holds the key", owner).isPresent();
+        return token.getAsLong();
+    }
+
     private boolean fences() {
         return store.capabilities().fencing();
     }
@@ -87,9 +101,12 @@ public abstract class LockBackendSpiContractTest {
     void anAcquisitionRepeatedByItsOwnerIsAcquiredAgainWithALargerToken() {
         String a = owner("a");
         long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        if (fences()) {
+            first = issued(store, a, first);
+        }
         long repeat = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
         if (fences()) {
-            assertThat(repeat).as("the repeat's fencing token").isGreaterThan(first);
+            assertThat(issued(store, a, repeat)).as("the repeat's fencing token").isGreaterThan(first);
         }
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
                 .isInstanceOf(AcquireResult.Held.class);
@@ -112,12 +129,13 @@ public abstract class LockBackendSpiContractTest {
         assumeTrue(fences(), "the store issues no fencing tokens");
         String a = owner("a");
         String b = owner("b");
-        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        long first = issued(store, a, acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS)));
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, first)).isEqualTo(ReleaseResult.RELEASED);
         LockBackend other = newBackend();
-        long second = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        long second = issued(other, b, acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS)));
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, second)).isEqualTo(ReleaseResult.RELEASED);
-        long third = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        String c = owner("a");
+        long third = issued(store, c, acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, c, LEASE_MILLIS)));
         assertThat(List.of(first, second, third)).as("tokens of three acquisitions in turn").isSorted().doesNotHaveDuplicates();
         assertThat(first).as("a token").isPositive();
     }
@@ -213,15 +231,44 @@ public abstract class LockBackendSpiContractTest {
         assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
         String a = owner("a");
         long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        if (fences()) {
+            token = issued(store, a, token);
+        }
         HandOffResult passed = store.handOff(key, a, LEASE_MILLIS);
         assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
         long next = ((HandOffResult.Passed) passed).fencingToken();
         if (fences()) {
+            next = issued(store, a, next);
             assertThat(next).as("the token of the hand-off").isGreaterThan(token);
         }
         assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
                 .isInstanceOf(AcquireResult.Held.class);
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, next)).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /**
+     * A store that takes a key without its token issues it only to the owner that holds the key, larger than every
+     * earlier holder's, and never once the hold ended: not after the release, not to another owner.
+     */
+    @Test
+    void aTokenOnRequestIsIssuedToTheHolderOnlyAndRisesAboveEveryEarlierHolders() {
+        String a = owner("a");
+        String b = owner("b");
+        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assumeTrue(fences() && first == AcquireResult.Acquired.TOKEN_ON_REQUEST, "the store issues every token with its acquisition");
+        LockBackend other = newBackend();
+        assertThat(other.issueFencingToken(LockKind.EXCLUSIVE, key, b)).as("a token asked for by an owner that does not hold the key")
+                .isEmpty();
+        long issuedToA = issued(store, a, first);
+        assertThat(issuedToA).as("the holder's token").isPositive();
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, issuedToA)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("a token asked for after the release").isEmpty();
+
+        long taken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier holder's token while another holds the key")
+                .isEmpty();
+        assertThat(issued(other, b, taken)).as("the next holder's token").isGreaterThan(issuedToA);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, taken)).isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Test

@@ -16,6 +16,7 @@ import dev.dlock.core.spi.StoreNode;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -26,10 +27,10 @@ import java.util.function.UnaryOperator;
 
 /**
  * Wraps a real backend and records what the engine asks of it (not a mock: every call goes to the
- * real store). Tests use it to count calls, and to hold or break a renewal, a release or a hand-off at a chosen
- * moment as a slow or dropped connection would. It forwards every method of {@link LockBackend}, capabilities
- * included, so that the engine on it behaves as on the store unless a test {@linkplain #alterCapabilities changes}
- * what it declares.
+ * real store). Tests use it to count calls, and to hold or break a renewal, a release, a hand-off or a fencing token's
+ * issuance at a chosen moment as a slow or dropped connection would. It forwards every method of {@link LockBackend},
+ * capabilities included, so that the engine on it behaves as on the store unless a test
+ * {@linkplain #alterCapabilities changes} what it declares.
  *
  * <p>Its source folder is compiled by dlock-testkit (which publishes it) and by dlock-core's tests, which cannot
  * depend on the testkit: the testkit depends on dlock-core, and Maven refuses the cycle.
@@ -55,6 +56,8 @@ public final class RecordingBackend implements LockBackend {
     public final AtomicInteger handOffs = new AtomicInteger();
     /** "handOff" or "release" for every such call sent, in order. */
     public final List<String> passes = new CopyOnWriteArrayList<>();
+    /** Fencing token issuances sent (for a store that issues tokens on request). */
+    public final AtomicInteger issuances = new AtomicInteger();
     /** The owner of every withdrawal sent, in order. */
     public final List<String> withdrawals = new CopyOnWriteArrayList<>();
     /** Every renewal entry sent, in order. */
@@ -67,6 +70,7 @@ public final class RecordingBackend implements LockBackend {
     private volatile BiConsumer<String, AcquireResult> afterAcquire = (owner, result) -> { };
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
     private volatile Function<Supplier<HandOffResult>, HandOffResult> aroundHandOff = Supplier::get;
+    private volatile Function<Supplier<OptionalLong>, OptionalLong> aroundIssue = Supplier::get;
     private volatile UnaryOperator<BackendCapabilities> capabilities = UnaryOperator.identity();
     private volatile Function<String, StoreNode> renewalGroups;
 
@@ -96,6 +100,14 @@ public final class RecordingBackend implements LockBackend {
     /** Routes each hand-off through {@code around}, which gets the real call and may hold it or act while it is in flight. */
     public void aroundHandOff(Function<Supplier<HandOffResult>, HandOffResult> around) {
         this.aroundHandOff = around;
+    }
+
+    /**
+     * Routes each fencing token issuance through {@code around}, which gets the real call and may hold it, fail it (a
+     * store failure: throw {@code LockBackendException}) or act while it is in flight.
+     */
+    public void aroundIssue(Function<Supplier<OptionalLong>, OptionalLong> around) {
+        this.aroundIssue = around;
     }
 
     /**
@@ -207,6 +219,12 @@ public final class RecordingBackend implements LockBackend {
         handOffs.incrementAndGet();
         passes.add("handOff");
         return aroundHandOff.apply(() -> delegate.handOff(key, owner, leaseMillis));
+    }
+
+    @Override
+    public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
+        issuances.incrementAndGet();
+        return aroundIssue.apply(() -> delegate.issueFencingToken(kind, key, owner));
     }
 
     @Override

@@ -112,9 +112,11 @@ public class DistributedLockEndpoint {
      *
      * @param holderThread null once the lock belongs to pending asynchronous work
      * @param leaseExpiresIn null, and its milliseconds -1, when the store keeps the lease alive by its session
+     * @param fencingToken null while the holder has not asked for its token, on a store that issues tokens on request
+     *                     (Redis exclusive locks); reading the endpoint never issues one
      */
     public record HeldLockDescriptor(String name, String key, String holderThread, String heldFor, long heldForMillis,
-                                     String leaseExpiresIn, long leaseExpiresInMillis, long renewals, long fencingToken,
+                                     String leaseExpiresIn, long leaseExpiresInMillis, long renewals, Long fencingToken,
                                      boolean watchdogManaged, String state) {
 
         static HeldLockDescriptor of(HeldLock lock) {
@@ -122,7 +124,8 @@ public class DistributedLockEndpoint {
                     lock.heldFor().toString(), lock.heldFor().toMillis(),
                     lock.leaseExpiresIn() == null ? null : lock.leaseExpiresIn().toString(),
                     lock.leaseExpiresIn() == null ? -1 : lock.leaseExpiresIn().toMillis(),
-                    lock.renewals(), lock.fencingToken(), lock.watchdogManaged(), lock.state().name());
+                    lock.renewals(), lock.fencingTokenIssued() ? lock.fencingToken() : null, lock.watchdogManaged(),
+                    lock.state().name());
         }
     }
 

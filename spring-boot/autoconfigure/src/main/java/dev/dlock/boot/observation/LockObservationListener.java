@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.dlock.boot.metrics.LockMetrics;
+import dev.dlock.core.HeldLock;
 import dev.dlock.core.LockListener;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -19,7 +20,8 @@ import io.micrometer.observation.ObservationRegistry;
  *
  * <p>Tags: {@code lock.name} and {@code result} (the meters' values) are low-cardinality (they may become metric tags);
  * {@code lock.key} and {@code fencing.token} are high-cardinality, so they reach spans but never
- * meters. Driven by the same events as the meters, so both agree on counts.
+ * meters; {@code fencing.token} is left out when the store issues the token only when the holder asks for it (Redis
+ * exclusive locks). Driven by the same events as the meters, so both agree on counts.
  */
 public class LockObservationListener implements LockListener {
 
@@ -29,6 +31,7 @@ public class LockObservationListener implements LockListener {
     public static final String ACQUIRE = NAME_PREFIX + "acquire";
     /** The observation from acquisition to release. */
     public static final String HOLD = NAME_PREFIX + "hold";
+    private static final String FENCING_TOKEN = "fencing.token";
 
     private final ObservationRegistry registry;
     private final boolean keyInSpans;
@@ -52,15 +55,23 @@ public class LockObservationListener implements LockListener {
         acquiring.get().push(new Pending(key, observation));
     }
 
+    /** Tags the token only when the store issued it with the acquisition (0: issued when the holder asks, if ever). */
     @Override
     public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
+        boolean issued = fencingToken != HeldLock.TOKEN_NOT_ISSUED;
         Observation acquire = takePending(key);
         if (acquire != null) {
-            acquire.lowCardinalityKeyValue(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED).highCardinalityKeyValue("fencing.token", Long.toString(fencingToken));
+            acquire.lowCardinalityKeyValue(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED);
+            if (issued) {
+                acquire.highCardinalityKeyValue(FENCING_TOKEN, Long.toString(fencingToken));
+            }
             acquire.stop();
         }
-        Observation hold = observation(HOLD, "dlock hold " + lockName, lockName, key)
-                .highCardinalityKeyValue("fencing.token", Long.toString(fencingToken)).start();
+        Observation hold = observation(HOLD, "dlock hold " + lockName, lockName, key);
+        if (issued) {
+            hold.highCardinalityKeyValue(FENCING_TOKEN, Long.toString(fencingToken));
+        }
+        hold.start();
         Observation previous = holds.put(key, hold);
         if (previous != null) {
             // A hold whose release was never seen (a manager closed while holding): end it rather than leak it.

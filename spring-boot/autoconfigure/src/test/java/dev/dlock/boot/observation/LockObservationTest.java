@@ -23,6 +23,8 @@ import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.DistributedLockMetricsAutoConfiguration;
 import dev.dlock.boot.DistributedLockObservationAutoConfiguration;
 import dev.dlock.boot.metrics.LockMetrics;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LockBackend;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -119,6 +121,22 @@ class LockObservationTest {
             assertThat(acquire.getTags()).containsEntry("lock.name", "report").doesNotContainKey("lock.key");
             assertThat(context.getBean(MeterRegistry.class).getMeters()).allSatisfy(meter ->
                     assertThat(meter.getId().getTags()).noneMatch(tag -> tag.getValue().contains("customer-42")));
+        });
+    }
+
+    /**
+     * On a store that issues the fencing token only when the holder asks (Redis exclusive locks; here the in-memory
+     * store built to do the same), the spans leave the token out rather than tag a meaningless 0, and observing never
+     * asks for one.
+     */
+    @Test
+    void spansLeaveOutATokenTheStoreHasNotIssued() {
+        runner.withBean(LockBackend.class, () -> InMemoryLockBackend.builder().fencingTokensOnRequest(true).build()).run(context -> {
+            context.getBean(Reports.class).export("order-8");
+            List<SimpleSpan> spans = List.copyOf(context.getBean(SimpleTracer.class).getSpans());
+            assertThat(List.of(span(spans, "dlock acquire report"), span(spans, "dlock hold report")))
+                    .allSatisfy(observed -> assertThat(observed.getTags()).doesNotContainKey("fencing.token")
+                            .containsEntry("lock.name", "report"));
         });
     }
 

@@ -41,8 +41,14 @@ public class AcquireReleaseBenchmark {
 
     /** dlock's programmatic API. */
     @Benchmark
-    public long dlock(Clients clients, ThreadKey thread) {
+    public boolean dlock(Clients clients, ThreadKey thread) {
         return clients.pairs.dlock(thread.key);
+    }
+
+    /** dlock's programmatic API, reading the fencing token in each hold. */
+    @Benchmark
+    public long dlockReadingToken(Clients clients, ThreadKey thread) {
+        return clients.pairs.dlockReadingToken(thread.key);
     }
 
     /** The Redis backend without the engine. */

@@ -33,8 +33,15 @@ final class LockPairs implements AutoCloseable {
         compareAndDeleteSha = redis.scriptLoad(COMPARE_AND_DELETE);
     }
 
-    /** dlock: acquire (try once) and release through the programmatic API. */
-    long dlock(String key) {
+    /** dlock: acquire (try once) and release through the programmatic API; the fencing token is never asked for. */
+    boolean dlock(String key) {
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            return lock.isHeld();
+        }
+    }
+
+    /** As {@link #dlock}, reading the fencing token once per hold (issued on request: one more round trip). */
+    long dlockReadingToken(String key) {
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
             return lock.fencingToken();
         }

@@ -28,7 +28,7 @@ public final class PeerBenchmarks {
 
     private static final Logger log = LoggerFactory.getLogger(PeerBenchmarks.class);
 
-    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-direct", "dlock-annotation", "redisson",
+    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-token", "dlock-direct", "dlock-annotation", "redisson",
             "redisson-pool128", "rlr-spin", "rlr-pubsub", "lock4j", "shedlock");
     private static final List<String> HOT_KEY = List.of("raw-jedis", "dlock", "dlock-no-handoff", "redisson", "rlr-spin", "rlr-pubsub", "lock4j",
             "shedlock-spin");

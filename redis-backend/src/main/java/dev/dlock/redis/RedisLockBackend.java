@@ -149,7 +149,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
         this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
-        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes) : null;
+        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes, cluster) : null;
         this.releaseNotices = new LazyReleaseNotices(() -> new PubSubReleaseNotices(keys, usesShardedPubSub()
                 ? notices -> new ShardedPubSubTransport(clusterNodes, notices)
                 : notices -> new ClassicPubSubTransport(client, keys.controlChannel(), notices)));
@@ -535,7 +535,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** Runs one of {@code key}'s scripts, in a pipeline with other threads' scripts to the same node when coalescing. */
     private Object runScript(LuaScript script, String key, List<String> scriptKeys, List<String> scriptArgs) {
         return coalescer == null ? script.run(client, scriptKeys, scriptArgs)
-                : coalescer.run(script, clusterNodes != null ? keys.slot(key) : 0, scriptKeys, scriptArgs);
+                : coalescer.run(script, cluster || clusterNodes != null ? keys.slot(key) : 0, scriptKeys, scriptArgs);
     }
 
     private void releaseQuietly(LockKind kind, String key, String owner) {

@@ -1,11 +1,16 @@
 package dev.dlock.redis;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.HostAndPort;
@@ -14,23 +19,33 @@ import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.SetParams;
 
 /**
- * Runs the scripts that several threads send to one Redis node at the same moment as one pipeline: one
- * connection, one write of every waiting script, one read of their replies (a group commit). A caller that
- * finds no batch in flight runs its script at once on its own thread, so a lone caller pays nothing for
- * the coalescing; callers that arrive while a batch is in flight queue, and the first of them sends the
- * next batch for all of them when the current one is answered. On a cluster there is one such queue per
- * node (the master the client's slot cache names); a script whose node is unknown goes straight through.
+ * Runs the scripts and commands that several threads send to one Redis node at the same moment as one pipeline:
+ * one connection, one write of every waiting call, one read of their replies (a group commit). A caller that
+ * finds no batch in flight runs its call at once on its own thread, so a lone caller pays nothing for the
+ * coalescing; callers that arrive while a batch is in flight queue, and the first of them sends the next batch
+ * for all of them when the current one is answered. On a cluster there is one such queue per node (the master
+ * the client's slot cache names); a call whose node is unknown goes straight through.
  *
- * <p>A script that comes back NOSCRIPT (the node restarted or was promoted) or redirected (its slot moved)
- * is run again by its own caller through the client, which sends it in full or follows the slot. A
- * connection that fails during a batch fails every script of the batch, as it would have failed each
- * caller's own round trip: every caller already treats such a failure as "may or may not have run".
+ * <p>The scripts of a batch go as one call of the {@link LuaScript.Batch batch script} (one per slot on a
+ * cluster, whose scripts may not span slots): Redis then enters Lua once per batch, not once per caller, and
+ * that entry costs it more than the commands most scripts run. A script alone in its group goes as its own
+ * {@code EVALSHA}; a plain command ({@link #setIfAbsent}) stays a plain command in the pipeline, which costs
+ * Redis less than any script.
+ *
+ * <p>A call that comes back NOSCRIPT (the node restarted or was promoted) or redirected (its slot moved) is run
+ * again by its own caller through the client, which sends the script in full or follows the slot; so is every
+ * call of a batch script that came back so (the batch script ran none of them). A connection that fails during
+ * a batch fails every call of the batch, as it would have failed each caller's own round trip: every caller
+ * already treats such a failure as "may or may not have run".
  */
 final class ScriptCoalescer {
 
-    /** The most scripts one pipeline carries; the rest wait for the next one. */
+    private static final Logger log = LoggerFactory.getLogger(ScriptCoalescer.class);
+
+    /** The most calls one pipeline carries; the rest wait for the next one. */
     static final int MAX_BATCH = 128;
     /**
      * Batches in flight to one node at once, each on its own pooled connection. A caller takes an idle lane and
@@ -42,32 +57,60 @@ final class ScriptCoalescer {
     private final UnifiedJedis client;
     /** The cluster's nodes; null when the client talks to one endpoint (standalone, Sentinel, a proxy). */
     private final ClusterNodes nodes;
+    /**
+     * Whether the scripts of a batch are grouped by slot: on a cluster, and behind a proxy in front of one
+     * (cluster mode on a plain client); switched on when a proxy refuses a batch as CROSSSLOT.
+     */
+    private volatile boolean bySlot;
+    private final int lanesPerNode;
     private final Lane[] single;
     private final ConcurrentHashMap<HostAndPort, Lane[]> byNode = new ConcurrentHashMap<>();
 
-    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes) {
+    /** Coalesces over {@code client}: by node of {@code nodes} (null off a cluster), scripts grouped by slot when {@code bySlot}. */
+    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes, boolean bySlot) {
+        this(client, nodes, bySlot, LANES_PER_NODE);
+    }
+
+    /** As above with {@code lanesPerNode} lanes (tests and benchmarks choose it). */
+    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes, boolean bySlot, int lanesPerNode) {
+        if (lanesPerNode < 1) {
+            throw new IllegalArgumentException("lanesPerNode must be at least 1, got " + lanesPerNode);
+        }
         this.client = client;
         this.nodes = nodes;
+        this.bySlot = bySlot || nodes != null;
+        this.lanesPerNode = lanesPerNode;
         this.single = nodes == null ? lanes(null) : null;
     }
 
-    /** Runs {@code script} on the node of {@code slot} (ignored off a cluster), in a pipeline with concurrent callers' scripts. */
+    /** Runs {@code script} on the node of {@code slot}, in a pipeline with concurrent callers' calls. */
     Object run(LuaScript script, int slot, List<String> keys, List<String> args) {
+        return submit(new ScriptCall(slot, script, keys, args));
+    }
+
+    /**
+     * {@code SET key value NX PX leaseMillis} on the node of {@code slot}, in a pipeline with concurrent callers'
+     * calls: "OK" when set, null when the key exists.
+     */
+    String setIfAbsent(int slot, String key, String value, long leaseMillis) {
+        return (String) submit(new SetIfAbsent(slot, key, value, leaseMillis));
+    }
+
+    private Object submit(Call call) {
         Lane[] lanes = single;
         if (lanes == null) {
-            HostAndPort owner = nodes.knowsSlotOwners() ? nodes.slotOwner(slot) : null;
+            HostAndPort owner = nodes.knowsSlotOwners() ? nodes.slotOwner(call.slot) : null;
             if (owner == null) {
-                return script.run(client, keys, args);
+                return call.runThroughClient(client);
             }
             lanes = byNode.computeIfAbsent(owner, this::lanes);
         }
-        Call call = new Call(script, keys, args);
         pick(lanes).run(call);
         return call.outcome();
     }
 
     private Lane[] lanes(HostAndPort node) {
-        Lane[] lanes = new Lane[LANES_PER_NODE];
+        Lane[] lanes = new Lane[lanesPerNode];
         for (int i = 0; i < lanes.length; i++) {
             lanes[i] = new Lane(node);
         }
@@ -86,22 +129,41 @@ final class ScriptCoalescer {
         return lanes[home];
     }
 
-    /** One queued script and, once its batch is answered, its reply or failure. */
-    private static final class Call {
-        final LuaScript script;
-        final List<String> keys;
-        final List<String> args;
+    /** One queued call (a script or a plain command) and, once its batch is answered, its reply or failure. */
+    private abstract static class Call {
+        final int slot;
         final Thread caller = Thread.currentThread();
+        /** Its reply in the pipeline, when it went as a command of its own. */
+        Response<?> response;
         private Object reply;
         private RuntimeException failure;
         /** The node answered with an error the client can mend (NOSCRIPT, MOVED, ASK): the caller runs it itself. */
         private boolean runAlone;
         private volatile boolean done;
 
-        Call(LuaScript script, List<String> keys, List<String> args) {
-            this.script = script;
-            this.keys = keys;
-            this.args = args;
+        Call(int slot) {
+            this.slot = slot;
+        }
+
+        /** Sends it through the client, on the caller's thread: alone, or again after an error the client mends. */
+        abstract Object runThroughClient(UnifiedJedis client);
+
+        /** Adds it to {@code pipeline} as a command of its own. */
+        abstract Response<?> queueIn(AbstractPipeline pipeline);
+
+        /** Takes its reply from {@link #response} once the pipeline is read. */
+        void settle() {
+            try {
+                answer(response.get());
+            } catch (JedisDataException e) {
+                if (clientMends(e)) {
+                    runAlone();
+                } else {
+                    fail(e);
+                }
+            } catch (JedisException e) {
+                fail(e);
+            }
         }
 
         void answer(Object value) {
@@ -138,12 +200,65 @@ final class ScriptCoalescer {
         }
     }
 
+    /** A script with its keys and arguments. */
+    private static final class ScriptCall extends Call {
+        final LuaScript script;
+        final List<String> keys;
+        final List<String> args;
+
+        ScriptCall(int slot, LuaScript script, List<String> keys, List<String> args) {
+            super(slot);
+            this.script = script;
+            this.keys = keys;
+            this.args = args;
+        }
+
+        @Override
+        Object runThroughClient(UnifiedJedis client) {
+            return script.run(client, keys, args);
+        }
+
+        @Override
+        Response<?> queueIn(AbstractPipeline pipeline) {
+            return pipeline.evalsha(script.sha1(), keys, args);
+        }
+    }
+
+    /** {@code SET key value NX PX lease}. */
+    private static final class SetIfAbsent extends Call {
+        final String key;
+        final String value;
+        final SetParams params;
+
+        SetIfAbsent(int slot, String key, String value, long leaseMillis) {
+            super(slot);
+            this.key = key;
+            this.value = value;
+            this.params = SetParams.setParams().nx().px(leaseMillis);
+        }
+
+        @Override
+        Object runThroughClient(UnifiedJedis client) {
+            return client.set(key, value, params);
+        }
+
+        @Override
+        Response<?> queueIn(AbstractPipeline pipeline) {
+            return pipeline.set(key, value, params);
+        }
+    }
+
     /** One queue to a node, and whether a batch is in flight on it. */
     private final class Lane {
         /** The node whose pool a batch borrows its connection from; null for the client's only endpoint. */
         private final HostAndPort node;
         private final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean sending = new AtomicBoolean();
+        /**
+         * The batch script this lane last ran on its node, which therefore caches it: sent by SHA-1; any other is
+         * sent in full (EVAL caches it). Only the thread sending a batch touches it.
+         */
+        private LuaScript.Batch cached;
 
         Lane(HostAndPort node) {
             this.node = node;
@@ -189,7 +304,7 @@ final class ScriptCoalescer {
                 Thread.currentThread().interrupt();
             }
             if (call.runAlone) {
-                call.reply = call.script.run(client, call.keys, call.args);
+                call.reply = call.runThroughClient(client);
             }
         }
 
@@ -206,16 +321,38 @@ final class ScriptCoalescer {
             if (batch.size() == 1) {
                 Call only = batch.get(0);
                 try {
-                    only.answer(only.script.run(client, only.keys, only.args));
+                    only.answer(only.runThroughClient(client));
                 } catch (RuntimeException e) {
                     only.fail(e);
                 }
                 return;
             }
-            List<Response<Object>> replies = new ArrayList<>(batch.size());
+            LuaScript.Batch batchScript = LuaScript.batch();
+            List<Call> alone = new ArrayList<>(batch.size());
+            Map<Integer, List<ScriptCall>> groups = new LinkedHashMap<>();
+            boolean grouped = bySlot;
+            for (Call call : batch) {
+                if (call instanceof ScriptCall script && batchScript.knows(script.script)) {
+                    groups.computeIfAbsent(grouped ? call.slot : 0, slot -> new ArrayList<>()).add(script);
+                } else {
+                    alone.add(call);
+                }
+            }
+            List<List<ScriptCall>> together = new ArrayList<>(groups.size());
+            for (List<ScriptCall> group : groups.values()) {
+                if (group.size() == 1) {
+                    alone.add(group.get(0));
+                } else {
+                    together.add(group);
+                }
+            }
+            List<Response<Object>> replies = new ArrayList<>(together.size());
             try (AbstractPipeline pipeline = open()) {
-                for (Call call : batch) {
-                    replies.add(pipeline.evalsha(call.script.sha1(), call.keys, call.args));
+                for (Call call : alone) {
+                    call.response = call.queueIn(pipeline);
+                }
+                for (List<ScriptCall> group : together) {
+                    replies.add(queueTogether(pipeline, batchScript, group));
                 }
                 pipeline.sync();
             } catch (RuntimeException e) {
@@ -231,18 +368,66 @@ final class ScriptCoalescer {
                 }
                 return;
             }
-            for (int i = 0; i < batch.size(); i++) {
-                Call call = batch.get(i);
-                try {
-                    call.answer(replies.get(i).get());
-                } catch (JedisDataException e) {
-                    if (clientMends(e)) {
+            for (Call call : alone) {
+                call.settle();
+            }
+            for (int i = 0; i < together.size(); i++) {
+                settleTogether(batchScript, together.get(i), replies.get(i));
+            }
+        }
+
+        private Response<Object> queueTogether(AbstractPipeline pipeline, LuaScript.Batch batchScript, List<ScriptCall> group) {
+            List<String> keys = new ArrayList<>(4 * group.size());
+            List<String> args = new ArrayList<>(8 * group.size());
+            for (ScriptCall call : group) {
+                batchScript.add(call.script, call.keys, call.args, keys, args);
+            }
+            return batchScript == cached ? pipeline.evalsha(batchScript.sha1(), keys, args)
+                    : pipeline.eval(batchScript.source(), keys, args);
+        }
+
+        /** Gives each call of a batch script its own entry of the reply, or the error that stopped the whole call. */
+        private void settleTogether(LuaScript.Batch batchScript, List<ScriptCall> group, Response<Object> response) {
+            Object reply;
+            try {
+                reply = response.get();
+            } catch (JedisDataException e) {
+                String message = String.valueOf(e.getMessage());
+                if (message.startsWith("NOSCRIPT")) {
+                    cached = null;
+                }
+                boolean crossSlot = message.startsWith("CROSSSLOT");
+                if (crossSlot && !bySlot) {
+                    bySlot = true;
+                    log.info("Redis refused a batch of scripts on several slots (CROSSSLOT: a proxy in front of a "
+                            + "cluster?); batches are now grouped by slot. Build the store with cluster(true) for such a proxy.");
+                }
+                for (ScriptCall call : group) {
+                    if (crossSlot || clientMends(e)) {
+                        // The batch script ran none of them: each caller runs its own.
                         call.runAlone();
                     } else {
                         call.fail(e);
                     }
-                } catch (JedisException e) {
-                    call.fail(e);
+                }
+                return;
+            } catch (JedisException e) {
+                group.forEach(call -> call.fail(e));
+                return;
+            }
+            cached = batchScript;
+            if (!(reply instanceof List<?> entries) || entries.size() != group.size()) {
+                JedisException unexpected = new JedisException("dlock: the batch script answered " + reply + " for "
+                        + group.size() + " calls");
+                group.forEach(call -> call.fail(unexpected));
+                return;
+            }
+            for (int i = 0; i < group.size(); i++) {
+                Object entry = entries.get(i);
+                if (entry instanceof JedisDataException error) {
+                    group.get(i).fail(error);
+                } else {
+                    group.get(i).answer(entry);
                 }
             }
         }

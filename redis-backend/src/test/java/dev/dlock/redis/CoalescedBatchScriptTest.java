@@ -1,0 +1,295 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.dlock.testkit.redis.RedisServerProcess;
+import dev.dlock.testkit.redis.RespProxy;
+
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.args.ClientPauseMode;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * The scripts that queue on one lane go to Redis as one call of the batch script, each caller still getting its own
+ * reply or error; plain SETs ride in the same pipeline as SETs. The server holds a first call back
+ * ({@code CLIENT PAUSE WRITE}) while the others queue behind it, so what forms a batch is certain, and
+ * {@code INFO commandstats} on the test's own server tells how the batch was sent.
+ */
+class CoalescedBatchScriptTest {
+
+    private static final LuaScript PROBE = LuaScript.load("test_probe.lua", "test_prelude.lua");
+    private static final long WAIT_SECONDS = 10;
+
+    private static RedisServerProcess server;
+    private static RedisClient client;
+
+    private final ExecutorService callers = Executors.newCachedThreadPool();
+    private final String prefix = "batch" + System.nanoTime() + ":";
+
+    @BeforeAll
+    static void start() {
+        server = RedisServerProcess.start();
+        client = RedisTestSupport.client(server.host(), server.port(), 5_000);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        RedisTestSupport.closeAll(client, server);
+    }
+
+    @AfterEach
+    void stopCallers() {
+        callers.shutdownNow();
+    }
+
+    @Test
+    void queuedScriptsGoAsOneBatchScriptCallAndPlainSetsAsSets() throws Exception {
+        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, 1);
+        warmUp(client);
+        Batch first = queueBehindAPausedCall(server, probe(coalescer, "first", "x"),
+                List.of(probe(coalescer, "w1", "a"), probe(coalescer, "w2", "b")));
+        // A lane's first batch script goes in full (EVAL caches it)...
+        assertThat(first.commands()).containsEntry("eval", 1L).containsEntry("evalsha", 1L);
+        try (Jedis admin = server.admin()) {
+            admin.set(key("taken"), "someone");
+        }
+
+        Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first2", "x"), List.of(
+                probe(coalescer, "p1", "one"), probe(coalescer, "p2", "two"), probe(coalescer, "p3", "nothing"),
+                () -> coalescer.setIfAbsent(0, key("free"), "me", 30_000),
+                () -> coalescer.setIfAbsent(0, key("taken"), "me", 30_000)));
+
+        assertThat(batch.answer(0)).isEqualTo(List.of(key("p1"), "tagged:one", 1L));
+        assertThat(batch.answer(1)).isEqualTo(List.of(key("p2"), "tagged:two", 1L));
+        assertThat(batch.answer(2)).as("a script's nil").isNull();
+        assertThat(batch.answer(3)).isEqualTo("OK");
+        assertThat(batch.answer(4)).as("SET NX of a taken key").isNull();
+        try (Jedis admin = server.admin()) {
+            assertThat(admin.get(key("free"))).isEqualTo("me");
+            assertThat(admin.pttl(key("free"))).isBetween(1L, 30_000L);
+            assertThat(admin.get(key("taken"))).isEqualTo("someone");
+        }
+        // ...and later ones by SHA-1: the paused first call and one batch script for three scripts; two plain SETs.
+        assertThat(batch.commands()).containsEntry("evalsha", 2L).doesNotContainKey("eval")
+                .containsEntry("rpush", 3L).containsEntry("set", 2L);
+    }
+
+    @Test
+    void aFailingScriptFailsOnlyItsOwnCaller() throws Exception {
+        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, 1);
+        warmUp(client);
+        try (Jedis admin = server.admin()) {
+            admin.set(key("string"), "not a list");
+        }
+
+        Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), List.of(
+                probe(coalescer, "ok1", "a"), probe(coalescer, "string", "b"), probe(coalescer, "refused", "refuse"),
+                probe(coalescer, "raised", "raise"), probe(coalescer, "ok2", "c")));
+
+        assertThat(batch.answer(0)).isEqualTo(List.of(key("ok1"), "tagged:a", 1L));
+        assertThat(batch.failure(1)).isInstanceOf(JedisDataException.class).hasMessageStartingWith("WRONGTYPE");
+        assertThat(batch.failure(2)).isInstanceOf(JedisDataException.class).hasMessage("DLOCKTEST refused on purpose");
+        assertThat(batch.failure(3)).isInstanceOf(JedisDataException.class).hasMessageStartingWith("ERR ")
+                .hasMessageContaining("raised on purpose");
+        assertThat(batch.answer(4)).isEqualTo(List.of(key("ok2"), "tagged:c", 1L));
+        Map<String, Long> commands = batch.commands();
+        assertThat(commands.getOrDefault("evalsha", 0L) + commands.getOrDefault("eval", 0L))
+                .as("the paused first call and one batch script").isEqualTo(2);
+    }
+
+    @Test
+    void aBatchScriptTheServerLostIsRunByEachCallerAloneAndThenSentInFullAgain() throws Exception {
+        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, 1);
+        warmUp(client);
+        queueBehindAPausedCall(server, probe(coalescer, "first", "x"),
+                List.of(probe(coalescer, "w1", "a"), probe(coalescer, "w2", "b"))).commands();
+        try (Jedis admin = server.admin()) {
+            admin.scriptFlush();
+        }
+
+        Batch lost = queueBehindAPausedCall(server, probe(coalescer, "first2", "x"),
+                List.of(probe(coalescer, "n1", "a"), probe(coalescer, "n2", "b"), probe(coalescer, "n3", "c")));
+        for (int i = 0; i < 3; i++) {
+            // Each ran once: the batch script's NOSCRIPT ran none of them.
+            assertThat(lost.answer(i)).isEqualTo(List.of(key("n" + (i + 1)), "tagged:" + (char) ('a' + i), 1L));
+        }
+
+        Batch again = queueBehindAPausedCall(server, probe(coalescer, "first3", "x"),
+                List.of(probe(coalescer, "m1", "a"), probe(coalescer, "m2", "b")));
+        assertThat(again.answer(0)).isEqualTo(List.of(key("m1"), "tagged:a", 1L));
+        assertThat(again.answer(1)).isEqualTo(List.of(key("m2"), "tagged:b", 1L));
+        assertThat(again.commands()).as("the batch script sent in full, once").containsEntry("eval", 1L).containsEntry("evalsha", 1L);
+    }
+
+    @Test
+    void anInterruptedQueuedCallerKeepsItsAnswerAndItsInterrupt() throws Exception {
+        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, 1);
+        warmUp(client);
+        Callable<Object> interrupted = () -> List.of(coalescer.run(PROBE, 0, List.of(key("i")), List.of("i")),
+                Thread.currentThread().isInterrupted());
+
+        Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first", "x"),
+                List.of(probe(coalescer, "j", "j"), interrupted), threads -> threads.get(1).interrupt());
+
+        assertThat(batch.answer(1)).isEqualTo(List.of(List.of(key("i"), "tagged:i", 1L), true));
+        assertThat(batch.answer(0)).isEqualTo(List.of(key("j"), "tagged:j", 1L));
+    }
+
+    @Test
+    void aConnectionCutMidBatchFailsEveryCallerOfTheBatch() throws Exception {
+        try (RespProxy proxy = RespProxy.start(server);
+             RedisClient proxied = RedisTestSupport.client(proxy.host(), proxy.port(), 5_000)) {
+            ScriptCoalescer coalescer = new ScriptCoalescer(proxied, null, false, 1);
+            warmUp(proxied);
+            // The batch leaves the client but the proxy holds it back: it is in flight when the connection is cut.
+            RespProxy.Rule inFlight = proxy.delayCommands(RespProxy.Command.runsScript(LuaScript.batch().sha1()), Duration.ofSeconds(60));
+
+            Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), List.of(
+                    probe(coalescer, "c1", "a"), probe(coalescer, "c2", "b"), probe(coalescer, "c3", "c")));
+            RedisTestSupport.await("the batch script at the proxy", Duration.ofSeconds(WAIT_SECONDS), () -> inFlight.matched() > 0);
+            proxy.cutConnections();
+
+            assertThat(batch.first.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(List.of(key("first"), "tagged:x", 1L));
+            for (int i = 0; i < 3; i++) {
+                assertThat(batch.failure(i)).as("caller " + i).isInstanceOf(JedisException.class);
+            }
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.exists(key("c1"), key("c2"), key("c3"))).as("lists the held-back batch would have made").isZero();
+            }
+        }
+    }
+
+    @Test
+    void onAClusterScriptsOfTwoSlotsOnOneNodeGoAsSeparateCalls() throws Exception {
+        try (RedisServerProcess node = RedisServerProcess.startSingleNodeCluster();
+             RedisClusterClient cluster = RedisClusterClient.builder().nodes(Set.of(new HostAndPort(node.host(), node.port())))
+                     .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5_000).build()).build()) {
+            ScriptCoalescer coalescer = new ScriptCoalescer(cluster, ClusterNodes.of(cluster), true, 1);
+            warmUp(cluster);
+            assertThat(JedisClusterCRC16.getSlot(key("{a}"))).isNotEqualTo(JedisClusterCRC16.getSlot(key("{b}")));
+
+            Batch batch = queueBehindAPausedCall(node, probe(coalescer, "{a}first", "x"), List.of(
+                    probe(coalescer, "{a}1", "a1"), probe(coalescer, "{a}2", "a2"), probe(coalescer, "{b}1", "b1")));
+
+            assertThat(batch.answer(0)).isEqualTo(List.of(key("{a}1"), "tagged:a1", 1L));
+            assertThat(batch.answer(1)).isEqualTo(List.of(key("{a}2"), "tagged:a2", 1L));
+            assertThat(batch.answer(2)).isEqualTo(List.of(key("{b}1"), "tagged:b1", 1L));
+            // The paused first call; slot a's two scripts in one batch script (sent in full: the lane's first); slot
+            // b's one script alone.
+            assertThat(batch.commands()).containsEntry("evalsha", 2L).containsEntry("eval", 1L).containsEntry("rpush", 4L);
+        }
+    }
+
+    private String key(String name) {
+        return name.startsWith("{") ? name.substring(0, name.indexOf('}') + 1) + prefix + name.substring(name.indexOf('}') + 1)
+                : prefix + name;
+    }
+
+    /** The probe script on {@code name}'s key with {@code value}, through the coalescer. */
+    private Callable<Object> probe(ScriptCoalescer coalescer, String name, String value) {
+        String key = key(name);
+        return () -> coalescer.run(PROBE, JedisClusterCRC16.getSlot(key), List.of(key), List.of(value));
+    }
+
+    /** Caches the probe on the server, so that a first call is one EVALSHA. */
+    private void warmUp(UnifiedJedis jedis) {
+        PROBE.run(jedis, List.of(key("{a}warm")), List.of("warm"));
+    }
+
+    private Batch queueBehindAPausedCall(RedisServerProcess redis, Callable<Object> first, List<Callable<Object>> queued)
+            throws Exception {
+        return queueBehindAPausedCall(redis, first, queued, threads -> { });
+    }
+
+    /**
+     * Sends {@code first} while {@code redis} holds scripts back, so that it takes the coalescer's only lane and
+     * waits there; then each of {@code queued} from a thread of its own, in order. Once every one of them waits
+     * in the queue, {@code whileQueued} runs with their threads (in the same order) and the pause ends: the first call is answered,
+     * and its caller wakes the queued ones, which go out as one batch.
+     */
+    private Batch queueBehindAPausedCall(RedisServerProcess redis, Callable<Object> first, List<Callable<Object>> queued,
+                                         Consumer<List<Thread>> whileQueued) throws Exception {
+        Map<String, Long> before = redis.commandCalls();
+        List<Future<Object>> answers = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        Future<Object> firstAnswer;
+        try (Jedis admin = redis.admin()) {
+            admin.clientPause(60_000, ClientPauseMode.WRITE);
+            try {
+                firstAnswer = callers.submit(first);
+                RedisTestSupport.await("the first call held by the server", Duration.ofSeconds(WAIT_SECONDS),
+                        () -> admin.info("clients").contains("blocked_clients:1"));
+                for (Callable<Object> call : queued) {
+                    // One at a time, so the queue holds them in order.
+                    CompletableFuture<Thread> caller = new CompletableFuture<>();
+                    answers.add(callers.submit(() -> {
+                        caller.complete(Thread.currentThread());
+                        return call.call();
+                    }));
+                    Thread thread = caller.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                    threads.add(thread);
+                    RedisTestSupport.await("caller " + threads.size() + " queued", Duration.ofSeconds(WAIT_SECONDS),
+                            () -> thread.getState() == Thread.State.WAITING);
+                }
+                whileQueued.accept(threads);
+            } finally {
+                admin.clientUnpause();
+            }
+        }
+        return new Batch(redis, before, firstAnswer, answers);
+    }
+
+    /** The queued calls of one batch: their answers, and the commands the server ran from just before the first call. */
+    private record Batch(RedisServerProcess redis, Map<String, Long> before, Future<Object> first, List<Future<Object>> queued) {
+
+        Object answer(int i) throws Exception {
+            return queued.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        }
+
+        Throwable failure(int i) {
+            Throwable thrown = catchThrowable(() -> answer(i));
+            assertThat(thrown).as("queued call " + i).isInstanceOf(ExecutionException.class);
+            return thrown.getCause();
+        }
+
+        /** Once every call is answered or failed. */
+        Map<String, Long> commands() throws Exception {
+            for (Future<Object> answer : queued) {
+                try {
+                    answer.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    // A failed call ran what it ran.
+                }
+            }
+            first.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            return redis.commandCallsSince(before);
+        }
+    }
+}

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -115,31 +116,31 @@ final class LuaScript {
 
     /**
      * One script that runs the scripts of several callers in one call ({@code EVALSHA}), so that Redis enters Lua
-     * once per batch rather than once per caller. It is generated from the library's scripts, never written by
-     * hand: each script becomes a function of its own {@code KEYS} and {@code ARGV}, built on its first use in a
-     * call after its own preludes (each function sees exactly what the script alone sees), and is run under
-     * {@code pcall}, so a script that fails (a key of the wrong type, an {@code error_reply}) answers its own
+     * and parses a command once per batch rather than once per caller. It is generated from the library's scripts,
+     * never written by hand: each script becomes a function of its own {@code KEYS} and {@code ARGV}, built on its
+     * first use in a call after its own preludes (each function sees exactly what the script alone sees), and is run
+     * under {@code pcall}, so a script that fails (a key of the wrong type, an {@code error_reply}) answers its own
      * caller with its error and the others with their replies. The batch declares every key it touches: its
-     * {@code KEYS} are the calls' keys in order; {@code ARGV} holds, per call, the script's number, its key count
-     * and argument count, then its arguments. The reply has one entry per call: the script's reply ({@code nil}
-     * answered as {@code false}, which is what a lone script's {@code nil} reads as), or its error.
+     * {@code KEYS} are the calls' keys in order, its {@code ARGV} a header and then the calls' arguments in order.
+     * The header has three bytes per call: the script's number, its key count and its argument count, so a call
+     * costs Redis no argument of its own beyond the script's (each argument costs about as much to parse as the
+     * Lua entry the batch saves). The reply has one entry per call: the script's reply ({@code nil} answered as
+     * {@code false}, which is what a lone script's {@code nil} reads as), or its error.
      */
     static final class Batch {
 
-        /** The dispatch loop after the scripts' builders; copies each call's keys and arguments, so no unpack limit applies. */
+        /** The largest script number, key count and argument count a header byte holds (one UTF-8 byte per field). */
+        static final int MAX_FIELD = 127;
+
+        /** The dispatch loop after the scripts' builders; no call has more than {@link #MAX_FIELD} keys or arguments to unpack. */
         private static final String DISPATCH = """
+                local unpack, byte = unpack, string.byte
+                local header = ARGV[1]
                 local built, replies = {}, {}
-                local k, a = 0, 1
-                while a <= #ARGV do
-                  local n, keyCount, argCount = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-                  a = a + 3
-                  local keys, args = {}, {}
-                  for i = 1, keyCount do
-                    keys[i] = KEYS[k + i]
-                  end
-                  for i = 1, argCount do
-                    args[i] = ARGV[a + i - 1]
-                  end
+                local k, a = 0, 2
+                for c = 1, #header, 3 do
+                  local n, keyCount, argCount = byte(header, c, c + 2)
+                  local keys, args = {unpack(KEYS, k + 1, k + keyCount)}, {unpack(ARGV, a, a + argCount - 1)}
                   k, a = k + keyCount, a + argCount
                   local script = built[n]
                   if not script then
@@ -174,8 +175,8 @@ final class LuaScript {
             StringBuilder lua = new StringBuilder("-- dlock: several callers' scripts in one call (LuaScript.Batch)\n"
                     + "local function build(n)\n");
             for (LuaScript script : scripts) {
-                if (script.source.startsWith("#!")) {
-                    // Flags apply to a whole call: such a script runs alone.
+                if (script.source.startsWith("#!") || numbers.size() == MAX_FIELD) {
+                    // Flags apply to a whole call, and a header byte numbers so many scripts: the rest run alone.
                     continue;
                 }
                 int number = numbers.size() + 1;
@@ -188,18 +189,14 @@ final class LuaScript {
             sha1 = sha1Hex(source);
         }
 
-        /** True when {@code script} can run in this batch script (it was loaded before the batch was built). */
-        boolean knows(LuaScript script) {
-            return numbers.containsKey(script);
+        /** True when a call of {@code script} with these keys and arguments can run in this batch script. */
+        boolean takes(LuaScript script, List<String> keys, List<String> args) {
+            return numbers.containsKey(script) && keys.size() <= MAX_FIELD && args.size() <= MAX_FIELD;
         }
 
-        /** Adds one call of {@code script} to a batch's keys and arguments; {@code script} must be {@link #knows known}. */
-        void add(LuaScript script, List<String> keys, List<String> args, List<String> batchKeys, List<String> batchArgs) {
-            batchArgs.add(Integer.toString(numbers.get(script)));
-            batchArgs.add(Integer.toString(keys.size()));
-            batchArgs.add(Integer.toString(args.size()));
-            batchArgs.addAll(args);
-            batchKeys.addAll(keys);
+        /** An empty list of calls of this batch script. */
+        Calls calls() {
+            return new Calls();
         }
 
         /** The generated text. */
@@ -210,6 +207,35 @@ final class LuaScript {
         /** Its SHA-1 in lowercase hex. */
         String sha1() {
             return sha1;
+        }
+
+        /** The keys and arguments of one call of the batch script, added call by call. */
+        final class Calls {
+            private final StringBuilder header = new StringBuilder();
+            private final List<String> keys = new ArrayList<>();
+            private final List<String> args = new ArrayList<>();
+
+            private Calls() {
+                args.add("");
+            }
+
+            /** Adds a call of {@code script}, which this batch script {@link #takes}. */
+            void add(LuaScript script, List<String> scriptKeys, List<String> scriptArgs) {
+                header.append((char) numbers.get(script).intValue()).append((char) scriptKeys.size()).append((char) scriptArgs.size());
+                keys.addAll(scriptKeys);
+                args.addAll(scriptArgs);
+            }
+
+            /** Every call's keys, in order. */
+            List<String> keys() {
+                return keys;
+            }
+
+            /** The header, then every call's arguments in order. */
+            List<String> args() {
+                args.set(0, header.toString());
+                return args;
+            }
         }
     }
 

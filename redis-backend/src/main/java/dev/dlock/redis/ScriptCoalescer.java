@@ -332,7 +332,7 @@ final class ScriptCoalescer {
             Map<Integer, List<ScriptCall>> groups = new LinkedHashMap<>();
             boolean grouped = bySlot;
             for (Call call : batch) {
-                if (call instanceof ScriptCall script && batchScript.knows(script.script)) {
+                if (call instanceof ScriptCall script && batchScript.takes(script.script, script.keys, script.args)) {
                     groups.computeIfAbsent(grouped ? call.slot : 0, slot -> new ArrayList<>()).add(script);
                 } else {
                     alone.add(call);
@@ -377,13 +377,12 @@ final class ScriptCoalescer {
         }
 
         private Response<Object> queueTogether(AbstractPipeline pipeline, LuaScript.Batch batchScript, List<ScriptCall> group) {
-            List<String> keys = new ArrayList<>(4 * group.size());
-            List<String> args = new ArrayList<>(8 * group.size());
+            LuaScript.Batch.Calls calls = batchScript.calls();
             for (ScriptCall call : group) {
-                batchScript.add(call.script, call.keys, call.args, keys, args);
+                calls.add(call.script, call.keys, call.args);
             }
-            return batchScript == cached ? pipeline.evalsha(batchScript.sha1(), keys, args)
-                    : pipeline.eval(batchScript.source(), keys, args);
+            return batchScript == cached ? pipeline.evalsha(batchScript.sha1(), calls.keys(), calls.args())
+                    : pipeline.eval(batchScript.source(), calls.keys(), calls.args());
         }
 
         /** Gives each call of a batch script its own entry of the reply, or the error that stopped the whole call. */

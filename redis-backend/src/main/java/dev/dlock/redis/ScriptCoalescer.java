@@ -278,31 +278,23 @@ final class ScriptCoalescer {
             while (true) {
                 if (sending.compareAndSet(false, true)) {
                     List<Call> batch = List.of();
-                    Runnable settle = null;
                     try {
                         if (!call.done()) {
                             batch = drain();
-                            settle = send(batch);
+                            send(batch);
                         }
                     } finally {
                         sending.set(false);
-                        // Whoever queued while this batch was in flight failed to send it; wake the first of them to do
-                        // so before this batch's callers, so that the next batch goes out while they are woken.
-                        Call next = waiting.peek();
-                        if (next != null && next != call) {
-                            LockSupport.unpark(next.caller);
-                        }
-                        try {
-                            if (settle != null) {
-                                settle.run();
-                            }
-                        } finally {
-                            for (Call unanswered : batch) {
-                                if (!unanswered.done()) {
-                                    unanswered.fail(new IllegalStateException("dlock: a coalesced Redis batch ended without an answer"));
-                                }
+                        for (Call unanswered : batch) {
+                            if (!unanswered.done()) {
+                                unanswered.fail(new IllegalStateException("dlock: a coalesced Redis batch ended without an answer"));
                             }
                         }
+                    }
+                    // Whoever queued while this batch was in flight failed to send it; wake the first of them to do so.
+                    Call next = waiting.peek();
+                    if (next != null && next != call) {
+                        LockSupport.unpark(next.caller);
                     }
                     if (!call.done()) {
                         // More than one batch was waiting ahead of this call: send the next one too.
@@ -333,11 +325,7 @@ final class ScriptCoalescer {
             return batch;
         }
 
-        /**
-         * Sends {@code batch} and reads its replies; answers what gives every call its outcome (null when done), to
-         * run once the lane is free again. Failures of the whole batch are answered at once.
-         */
-        private Runnable send(List<Call> batch) {
+        private void send(List<Call> batch) {
             if (batch.size() == 1) {
                 Call only = batch.get(0);
                 try {
@@ -345,7 +333,7 @@ final class ScriptCoalescer {
                 } catch (RuntimeException e) {
                     only.fail(e);
                 }
-                return null;
+                return;
             }
             LuaScript.Batch batchScript = LuaScript.batch();
             List<Call> alone = new ArrayList<>(batch.size());
@@ -386,36 +374,13 @@ final class ScriptCoalescer {
                         call.fail(e);
                     }
                 }
-                return null;
+                return;
             }
-            for (Response<Object> reply : replies) {
-                // Whether the node has the batch script now, settled before the next batch on this lane is sent.
-                if (batchScriptRan(reply)) {
-                    cached = batchScript;
-                }
+            for (Call call : alone) {
+                call.settle();
             }
-            return () -> {
-                for (Call call : alone) {
-                    call.settle();
-                }
-                for (int i = 0; i < together.size(); i++) {
-                    settleTogether(together.get(i), replies.get(i));
-                }
-            };
-        }
-
-        /** False when the node answered NOSCRIPT (it lost the script: the lane forgets it) or refused the call. */
-        private boolean batchScriptRan(Response<Object> reply) {
-            try {
-                reply.get();
-                return true;
-            } catch (JedisDataException e) {
-                if (String.valueOf(e.getMessage()).startsWith("NOSCRIPT")) {
-                    cached = null;
-                }
-                return false;
-            } catch (JedisException e) {
-                return false;
+            for (int i = 0; i < together.size(); i++) {
+                settleTogether(batchScript, together.get(i), replies.get(i));
             }
         }
 
@@ -429,12 +394,15 @@ final class ScriptCoalescer {
         }
 
         /** Gives each call of a batch script its own entry of the reply, or the error that stopped the whole call. */
-        private void settleTogether(List<ScriptCall> group, Response<Object> response) {
+        private void settleTogether(LuaScript.Batch batchScript, List<ScriptCall> group, Response<Object> response) {
             Object reply;
             try {
                 reply = response.get();
             } catch (JedisDataException e) {
                 String message = String.valueOf(e.getMessage());
+                if (message.startsWith("NOSCRIPT")) {
+                    cached = null;
+                }
                 boolean crossSlot = message.startsWith("CROSSSLOT");
                 if (crossSlot && !bySlot) {
                     bySlot = true;
@@ -454,6 +422,7 @@ final class ScriptCoalescer {
                 group.forEach(call -> call.fail(e));
                 return;
             }
+            cached = batchScript;
             if (!(reply instanceof List<?> entries) || entries.size() != group.size()) {
                 JedisException unexpected = new JedisException("dlock: the batch script answered " + reply + " for "
                         + group.size() + " calls");

@@ -26,12 +26,13 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * How many coalescer lanes per node to run: uncontended lock + unlock pairs on distinct keys, raw Jedis against dlock
- * with 1, 2, 4 and 8 lanes (and without coalescing), and the pair a Lua-free acquisition makes ({@code SET NX PX}, then
- * the release script) through a coalescer of each lane count, in alternating rounds on one Redis. Ratios are medians of
- * per-round ratios to raw Jedis; a second pass per variant reads {@code INFO commandstats} and {@code INFO cpu}, which
- * load on a shared machine moves far less than throughput: Redis commands per pair, Redis µs per pair, µs per
- * {@code EVALSHA}. Arguments: {@code [ms per round] [rounds] [thread counts] [lane counts]}, e.g.
- * {@code 1000 5 8,64 1,2,4,8}.
+ * with each lane setting (and without coalescing), and the pair a Lua-free acquisition makes ({@code SET NX PX}, then
+ * the release script) through a coalescer of each setting, in alternating rounds on one Redis. A setting is a fixed
+ * lane count ({@code 2}) or the range the store's rule moves in ({@code 2-8}: all lanes for few callers, fewer for
+ * many). Ratios are medians of per-round ratios to raw Jedis; a second pass per variant reads
+ * {@code INFO commandstats} and {@code INFO cpu}, which load on a shared machine moves far less than throughput:
+ * Redis commands per pair, Redis µs per pair, µs per {@code EVALSHA}. Arguments:
+ * {@code [ms per round] [rounds] [thread counts] [lane settings]}, e.g. {@code 1000 7 8,64 1,2,4,8,2-8}.
  */
 public final class CoalescerLanes {
 
@@ -46,7 +47,7 @@ public final class CoalescerLanes {
         long roundMillis = args.length > 0 ? Long.parseLong(args[0]) : 1000;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
         int[] threadCounts = ints(args.length > 2 ? args[2] : "8,64");
-        int[] laneCounts = ints(args.length > 3 ? args[3] : "1,2,4,8");
+        String[] laneSettings = (args.length > 3 ? args[3] : "2,8,2-8").split(",");
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             System.setProperty(BenchRedis.PROPERTY, redis.uri());
             List<AutoCloseable> resources = new ArrayList<>();
@@ -57,9 +58,9 @@ public final class CoalescerLanes {
             LockUnderTest direct = PeerLocks.open("dlock-direct");
             resources.add(direct);
             variants.add(new InterleavedThroughput.Variant("dlock-direct", key -> locked(direct, key)));
-            for (int lanes : laneCounts) {
+            for (String lanes : laneSettings) {
                 UnifiedJedis client = BenchRedis.client();
-                RedisLockBackend backend = CoalescerBenchAccess.backend(client, lanes);
+                RedisLockBackend backend = CoalescerBenchAccess.backend(client, minLanes(lanes), maxLanes(lanes));
                 LockManager locks = LockManager.builder(backend).build();
                 resources.add(locks);
                 resources.add(backend);
@@ -70,11 +71,11 @@ public final class CoalescerLanes {
                     }
                 }));
             }
-            for (int lanes : laneCounts) {
+            for (String lanes : laneSettings) {
                 UnifiedJedis client = BenchRedis.client();
                 resources.add(client);
                 variants.add(new InterleavedThroughput.Variant("set+release-lanes-" + lanes,
-                        CoalescerBenchAccess.setThenRelease(client, lanes)));
+                        CoalescerBenchAccess.setThenRelease(client, minLanes(lanes), maxLanes(lanes))));
             }
             try {
                 for (int threads : threadCounts) {
@@ -195,6 +196,15 @@ public final class CoalescerLanes {
         } catch (Exception e) {
             throw new IllegalStateException(library.name() + " failed on " + key, e);
         }
+    }
+
+    private static int minLanes(String setting) {
+        return Integer.parseInt(setting.split("-")[0].trim());
+    }
+
+    private static int maxLanes(String setting) {
+        String[] range = setting.split("-");
+        return Integer.parseInt(range[range.length - 1].trim());
     }
 
     private static int[] ints(String commaSeparated) {

@@ -20,18 +20,18 @@ public final class CoalescerBenchAccess {
     private CoalescerBenchAccess() {
     }
 
-    /** A store over {@code client} whose coalescer runs {@code lanes} lanes per node. */
-    public static RedisLockBackend backend(UnifiedJedis client, int lanes) {
-        return RedisLockBackend.builder(client).coalescingLanes(lanes).build();
+    /** A store over {@code client} whose coalescer has between {@code minLanes} and {@code maxLanes} lanes per node in use. */
+    public static RedisLockBackend backend(UnifiedJedis client, int minLanes, int maxLanes) {
+        return RedisLockBackend.builder(client).coalescingLanes(minLanes, maxLanes).build();
     }
 
     /**
      * One uncontended pair as the store makes it once acquisition is a plain {@code SET NX PX}: that SET, then the
-     * release script, both through a coalescer of {@code lanes} lanes; the function takes a key and answers the
-     * release script's reply.
+     * release script, both through a coalescer with between {@code minLanes} and {@code maxLanes} lanes in use; the
+     * function takes a key and answers the release script's reply.
      */
-    public static Function<String, Object> setThenRelease(UnifiedJedis client, int lanes) {
-        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, lanes);
+    public static Function<String, Object> setThenRelease(UnifiedJedis client, int minLanes, int maxLanes) {
+        ScriptCoalescer coalescer = new ScriptCoalescer(client, null, false, minLanes, maxLanes);
         String ownerPrefix = UUID.randomUUID() + ":";
         AtomicLong owners = new AtomicLong();
         return key -> {

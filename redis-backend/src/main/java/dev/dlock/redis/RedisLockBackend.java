@@ -149,7 +149,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
         this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
-        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes, cluster, builder.coalescingLanes) : null;
+        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes, cluster,
+                builder.minCoalescingLanes, builder.maxCoalescingLanes) : null;
         this.releaseNotices = new LazyReleaseNotices(() -> new PubSubReleaseNotices(keys, usesShardedPubSub()
                 ? notices -> new ShardedPubSubTransport(clusterNodes, notices)
                 : notices -> new ClassicPubSubTransport(client, keys.controlChannel(), notices)));
@@ -619,7 +620,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         private Duration replicaTimeout = Duration.ZERO;
         private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
         private boolean coalesceRoundTrips = true;
-        private int coalescingLanes = ScriptCoalescer.LANES_PER_NODE;
+        private int minCoalescingLanes = ScriptCoalescer.MIN_LANES_IN_USE;
+        private int maxCoalescingLanes = ScriptCoalescer.LANES_PER_NODE;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -717,12 +719,14 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             return this;
         }
 
-        /** Batches in flight to one node at once when coalescing (a benchmark compares lane counts; users keep the default). */
-        Builder coalescingLanes(int lanes) {
-            if (lanes < 1) {
-                throw new IllegalArgumentException("coalescingLanes must be at least 1, got " + lanes);
+        /** Between how many batches are in flight to one node at once when coalescing (benchmarks compare them). */
+        Builder coalescingLanes(int minLanes, int maxLanes) {
+            if (minLanes < 1 || maxLanes < minLanes) {
+                throw new IllegalArgumentException("coalescingLanes must be at least 1, and minLanes at most maxLanes; got "
+                        + minLanes + ", " + maxLanes);
             }
-            this.coalescingLanes = lanes;
+            this.minCoalescingLanes = minLanes;
+            this.maxCoalescingLanes = maxLanes;
             return this;
         }
 

@@ -116,9 +116,13 @@ class CoalescedBatchScriptTest {
             admin.set(key("string"), "not a list");
         }
 
-        Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), List.of(
+        List<Callable<Object>> queued = new ArrayList<>(List.of(
                 probe(coalescer, "ok1", "a"), probe(coalescer, "string", "b"), probe(coalescer, "refused", "refuse"),
                 probe(coalescer, "raised", "raise"), probe(coalescer, "ok2", "c")));
+        // Enough of them to go as one batch script.
+        queued.addAll(probes(coalescer, "more", Math.max(0, MIN - queued.size())));
+
+        Batch batch = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), queued);
 
         assertThat(batch.answer(0)).isEqualTo(List.of(key("ok1"), "tagged:a", 1L));
         assertThat(batch.failure(1)).isInstanceOf(JedisDataException.class).hasMessageStartingWith("WRONGTYPE");

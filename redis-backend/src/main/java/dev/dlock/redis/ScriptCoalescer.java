@@ -55,9 +55,9 @@ final class ScriptCoalescer {
      * {@link #FEW_CALLERS} callers, then fewer in proportion (half at twice as many), down to {@link #MIN_LANES_IN_USE}.
      * Few callers rarely share a round trip, and waiting for a lane costs them more than the batch saves; many
      * callers fill the lanes anyway, and fewer, larger batches cost Redis and the client less per call. Measured
-     * (uncontended acquire + release pairs, one alternating run against raw Jedis): 8 lanes made 0.72x raw Jedis at
-     * 8 threads and 1.09x at 64; 2 lanes 0.61x and 1.36x; this rule 0.74x and 1.33x. With the exclusive acquisition
-     * a plain SET (issue 30): 0.93x / 1.57x, 0.91x / 2.23x and 1.10x / 2.09x.
+     * with {@code CoalescerLanes} (uncontended acquire + release pairs, alternating rounds, x raw Jedis at 8 / 32 / 64
+     * threads): 8 lanes 0.73 / 0.75 / 0.96, 2 lanes 0.57 / 1.01 / 1.26, this rule 0.71 / 0.97 / 1.21; with the
+     * acquisition a plain SET: 0.88 / 1.04 / 1.46, 0.75 / 1.43 / 1.82 and 0.94 / 1.49 / 1.84 (docs/benchmarks.md).
      */
     static final int LANES_PER_NODE = 8;
     /** The fewest lanes in use, however many callers queue: one lane alone makes each batch wait for the one before. */

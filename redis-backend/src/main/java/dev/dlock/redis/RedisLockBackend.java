@@ -178,7 +178,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         }
         // Unless pinned, a cluster's JVMs may wait either way (each chooses on its own, e.g. mid-upgrade): publish both.
         this.releasePublish = shardedPubSub == null ? BOTH_PUBLISH : shardedPubSub ? SHARDED_PUBLISH : CLASSIC_PUBLISH;
-        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes) : null;
+        this.coalescer = builder.coalesceRoundTrips ? new ScriptCoalescer(client, clusterNodes, cluster,
+                builder.minCoalescingLanes, builder.maxCoalescingLanes) : null;
         this.releaseNotices = new LazyReleaseNotices(() -> new PubSubReleaseNotices(keys, usesShardedPubSub()
                 ? notices -> new ShardedPubSubTransport(clusterNodes, notices)
                 : notices -> new ClassicPubSubTransport(client, keys.controlChannel(), notices)));
@@ -251,7 +252,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** SET NX PX of the lock key, in a pipeline with other threads' calls to the same node when coalescing. */
     private String setIfAbsent(String key, String lockKey, String owner, long leaseMillis) {
         return coalescer == null ? client.set(lockKey, owner, SetParams.setParams().nx().px(leaseMillis))
-                : coalescer.setIfAbsent(clusterNodes != null ? keys.slot(key) : 0, lockKey, owner, leaseMillis);
+                : coalescer.setIfAbsent(slotOf(key), lockKey, owner, leaseMillis);
     }
 
     private AcquireResult acquire(LuaScript script, LockKind kind, String key, String owner, List<String> scriptKeys,
@@ -630,7 +631,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     /** Runs one of {@code key}'s scripts, in a pipeline with other threads' scripts to the same node when coalescing. */
     private Object runScript(LuaScript script, String key, List<String> scriptKeys, List<String> scriptArgs) {
         return coalescer == null ? script.run(client, scriptKeys, scriptArgs)
-                : coalescer.run(script, clusterNodes != null ? keys.slot(key) : 0, scriptKeys, scriptArgs);
+                : coalescer.run(script, slotOf(key), scriptKeys, scriptArgs);
+    }
+
+    /** The slot of {@code key}'s lock keys on a cluster (the coalescer groups a batch by it); 0 elsewhere. */
+    private int slotOf(String key) {
+        return cluster || clusterNodes != null ? keys.slot(key) : 0;
     }
 
     private void releaseQuietly(LockKind kind, String key, String owner) {
@@ -715,6 +721,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         private Duration fairWaiterTimeout = DEFAULT_FAIR_WAITER_TIMEOUT;
         private boolean coalesceRoundTrips = true;
         private boolean fencingTokensOnRequest = true;
+        private int minCoalescingLanes = ScriptCoalescer.MIN_LANES_IN_USE;
+        private int maxCoalescingLanes = ScriptCoalescer.LANES_PER_NODE;
 
         private Builder(UnifiedJedis client) {
             if (client == null) {
@@ -819,6 +827,17 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
          */
         Builder fencingTokensOnRequest(boolean onRequest) {
             this.fencingTokensOnRequest = onRequest;
+            return this;
+        }
+
+        /** Between how many batches are in flight to one node at once when coalescing (benchmarks compare them). */
+        Builder coalescingLanes(int minLanes, int maxLanes) {
+            if (minLanes < 1 || maxLanes < minLanes) {
+                throw new IllegalArgumentException("coalescingLanes must be at least 1, and minLanes at most maxLanes; got "
+                        + minLanes + ", " + maxLanes);
+            }
+            this.minCoalescingLanes = minLanes;
+            this.maxCoalescingLanes = maxLanes;
             return this;
         }
 

@@ -1,11 +1,17 @@
 package dev.dlock.redis;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.HostAndPort;
@@ -17,100 +23,187 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * Runs the scripts that several threads send to one Redis node at the same moment as one pipeline: one
- * connection, one write of every waiting script, one read of their replies (a group commit). A caller that
- * finds no batch in flight runs its script at once on its own thread, so a lone caller pays nothing for
- * the coalescing; callers that arrive while a batch is in flight queue, and the first of them sends the
- * next batch for all of them when the current one is answered. On a cluster there is one such queue per
- * node (the master the client's slot cache names); a script whose node is unknown goes straight through.
+ * Runs the scripts and commands that several threads send to one Redis node at the same moment as one pipeline:
+ * one connection, one write of every waiting call, one read of their replies (a group commit). A caller that
+ * finds no batch in flight runs its call at once on its own thread, so a lone caller pays nothing for the
+ * coalescing; callers that arrive while a batch is in flight queue, and the first of them sends the next batch
+ * for all of them when the current one is answered. On a cluster there is one such queue per node (the master
+ * the client's slot cache names); a call whose node is unknown goes straight through.
  *
- * <p>A script that comes back NOSCRIPT (the node restarted or was promoted) or redirected (its slot moved)
- * is run again by its own caller through the client, which sends it in full or follows the slot. A
- * connection that fails during a batch fails every script of the batch, as it would have failed each
- * caller's own round trip: every caller already treats such a failure as "may or may not have run".
+ * <p>The scripts of a batch go as one call of the {@link LuaScript.Batch batch script} (one per slot on a
+ * cluster, whose scripts may not span slots) when there are {@value #MIN_BATCH_SCRIPT_CALLS} or more: Redis then
+ * enters Lua and parses one command per batch, not per caller. Fewer go as {@code EVALSHA}s of their own in the
+ * pipeline; a plain command ({@link #setIfAbsent}) stays a plain command in the pipeline, which costs Redis less
+ * than any script.
+ *
+ * <p>A call that comes back NOSCRIPT (the node restarted or was promoted) or redirected (its slot moved) is run
+ * again by its own caller through the client, which sends the script in full or follows the slot; so is every
+ * call of a batch script that came back so (the batch script ran none of them). A connection that fails during
+ * a batch fails every call of the batch, as it would have failed each caller's own round trip: every caller
+ * already treats such a failure as "may or may not have run".
  */
 final class ScriptCoalescer {
 
-    /** The most scripts one pipeline carries; the rest wait for the next one. */
+    private static final Logger log = LoggerFactory.getLogger(ScriptCoalescer.class);
+
+    /** The most calls one pipeline carries; the rest wait for the next one. */
     static final int MAX_BATCH = 128;
     /**
-     * Batches in flight to one node at once, each on its own pooled connection. A caller takes an idle lane and
-     * goes straight through; only when every lane is busy does it queue. One lane alone made 8 threads slower than
-     * no coalescing (each batch waited for the one before it), so a few run side by side.
+     * The most batches in flight to one node at once, each on its own pooled connection (a lane). A caller takes an
+     * idle lane in use and goes straight through; only when every lane in use is busy does it queue. How many lanes
+     * are in use follows how many callers are in the coalescer for the node at that moment: all of them up to
+     * {@link #FEW_CALLERS} callers, then fewer in proportion (half at twice as many), down to {@link #MIN_LANES_IN_USE}.
+     * Few callers rarely share a round trip, and waiting for a lane costs them more than the batch saves; many
+     * callers fill the lanes anyway, and fewer, larger batches cost Redis and the client less per call. Measured
+     * with {@code CoalescerLanes} (uncontended acquire + release pairs, alternating rounds, x raw Jedis at 8 / 32 / 64
+     * threads): 8 lanes 0.73 / 0.75 / 0.96, 2 lanes 0.57 / 1.01 / 1.26, this rule 0.71 / 0.97 / 1.21; with the
+     * acquisition a plain SET: 0.88 / 1.04 / 1.46, 0.75 / 1.43 / 1.82 and 0.94 / 1.49 / 1.84 (docs/benchmarks.md).
      */
     static final int LANES_PER_NODE = 8;
+    /** The fewest lanes in use, however many callers queue: one lane alone makes each batch wait for the one before. */
+    static final int MIN_LANES_IN_USE = 2;
+    /** Up to this many callers in the coalescer for one node at once, every lane is in use. */
+    static final int FEW_CALLERS = 16;
+    /**
+     * The fewest scripts of one slot that go as one call of the batch script; fewer go as EVALSHAs of their own in
+     * the pipeline. A batch script call costs Redis a fixed few µs more than an EVALSHA (its reply table, the
+     * unpacking) and saves a little per script it carries (the command's parsing and the Lua entry). Measured with
+     * {@code BatchScriptCost} (Redis CPU per acquire + release pair, pipelined both ways, batch / separate): Redis
+     * 7.0 0.99 for 4 pairs, 0.94 for 8, 0.88 for 16, 0.85 for 32; Redis 6.2 1.09, 1.07, 1.02, 0.92.
+     */
+    static final int MIN_BATCH_SCRIPT_CALLS = 8;
 
     private final UnifiedJedis client;
     /** The cluster's nodes; null when the client talks to one endpoint (standalone, Sentinel, a proxy). */
     private final ClusterNodes nodes;
-    private final Lane[] single;
-    private final ConcurrentHashMap<HostAndPort, Lane[]> byNode = new ConcurrentHashMap<>();
+    /**
+     * Whether the scripts of a batch are grouped by slot: on a cluster, and behind a proxy in front of one
+     * (cluster mode on a plain client); switched on when a proxy refuses a batch as CROSSSLOT.
+     */
+    private volatile boolean bySlot;
+    private final int minLanes;
+    private final int maxLanes;
+    private final Node single;
+    private final ConcurrentHashMap<HostAndPort, Node> byNode = new ConcurrentHashMap<>();
 
-    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes) {
-        this.client = client;
-        this.nodes = nodes;
-        this.single = nodes == null ? lanes(null) : null;
+    /** Coalesces over {@code client}: by node of {@code nodes} (null off a cluster), scripts grouped by slot when {@code bySlot}. */
+    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes, boolean bySlot) {
+        this(client, nodes, bySlot, MIN_LANES_IN_USE, LANES_PER_NODE);
     }
 
-    /** Runs {@code script} on the node of {@code slot} (ignored off a cluster), in a pipeline with concurrent callers' scripts. */
-    Object run(LuaScript script, int slot, List<String> keys, List<String> args) {
-        Lane[] lanes = single;
-        if (lanes == null) {
-            HostAndPort owner = nodes.knowsSlotOwners() ? nodes.slotOwner(slot) : null;
-            if (owner == null) {
-                return script.run(client, keys, args);
-            }
-            lanes = byNode.computeIfAbsent(owner, this::lanes);
+    /** As above with always {@code lanes} lanes in use (tests choose one, to know which calls share a batch). */
+    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes, boolean bySlot, int lanes) {
+        this(client, nodes, bySlot, lanes, lanes);
+    }
+
+    /** As above with between {@code minLanes} and {@code maxLanes} lanes in use (benchmarks compare them). */
+    ScriptCoalescer(UnifiedJedis client, ClusterNodes nodes, boolean bySlot, int minLanes, int maxLanes) {
+        if (minLanes < 1 || maxLanes < minLanes) {
+            throw new IllegalArgumentException("lanes must be at least 1, and minLanes at most maxLanes; got minLanes "
+                    + minLanes + ", maxLanes " + maxLanes);
         }
-        Call call = new Call(script, keys, args);
-        pick(lanes).run(call);
-        return call.outcome();
+        this.client = client;
+        this.nodes = nodes;
+        this.bySlot = bySlot || nodes != null;
+        this.minLanes = minLanes;
+        this.maxLanes = maxLanes;
+        this.single = nodes == null ? new Node(null) : null;
+    }
+
+    /** Runs {@code script} on the node of {@code slot}, in a pipeline with concurrent callers' calls. */
+    Object run(LuaScript script, int slot, List<String> keys, List<String> args) {
+        return submit(new ScriptCall(slot, script, keys, args));
     }
 
     /**
-     * {@code SET key value NX PX leaseMillis} on the node of {@code slot} (ignored off a cluster): "OK" when set, null
-     * when the key exists. Sent on its own for now.
+     * {@code SET key value NX PX leaseMillis} on the node of {@code slot}, in a pipeline with concurrent callers'
+     * calls: "OK" when set, null when the key exists.
      */
     String setIfAbsent(int slot, String key, String value, long leaseMillis) {
-        return client.set(key, value, SetParams.setParams().nx().px(leaseMillis));
+        return (String) submit(new SetIfAbsent(slot, key, value, leaseMillis));
     }
 
-    private Lane[] lanes(HostAndPort node) {
-        Lane[] lanes = new Lane[LANES_PER_NODE];
-        for (int i = 0; i < lanes.length; i++) {
-            lanes[i] = new Lane(node);
+    private Object submit(Call call) {
+        Node node = single;
+        if (node == null) {
+            HostAndPort owner = nodes.knowsSlotOwners() ? nodes.slotOwner(call.slot) : null;
+            if (owner == null) {
+                return call.runThroughClient(client);
+            }
+            node = byNode.computeIfAbsent(owner, Node::new);
         }
-        return lanes;
+        int callers = node.callers.incrementAndGet();
+        try {
+            node.pick(callers).run(call);
+        } finally {
+            node.callers.decrementAndGet();
+        }
+        return call.outcome();
     }
 
-    /** An idle lane if there is one (the call then goes straight out), else the caller's own lane, to queue on. */
-    private static Lane pick(Lane[] lanes) {
-        int home = (int) (Thread.currentThread().getId() % lanes.length);
-        for (int i = 0; i < lanes.length; i++) {
-            Lane lane = lanes[(home + i) % lanes.length];
-            if (!lane.sending.get() && lane.waiting.isEmpty()) {
-                return lane;
+    /** The lanes to one node, and how many callers are in the coalescer for it. */
+    private final class Node {
+        private final Lane[] lanes = new Lane[maxLanes];
+        private final AtomicInteger callers = new AtomicInteger();
+
+        Node(HostAndPort address) {
+            for (int i = 0; i < lanes.length; i++) {
+                lanes[i] = new Lane(address);
             }
         }
-        return lanes[home];
+
+        /**
+         * An idle lane in use if there is one (the call then goes straight out), else the caller's own lane, to queue
+         * on; {@code callers} (this one included) tell how many lanes are in use ({@link #LANES_PER_NODE}).
+         */
+        Lane pick(int callers) {
+            int inUse = Math.max(minLanes, Math.min(maxLanes, maxLanes * FEW_CALLERS / callers));
+            int home = (int) (Thread.currentThread().getId() % inUse);
+            for (int i = 0; i < inUse; i++) {
+                Lane lane = lanes[(home + i) % inUse];
+                if (!lane.sending.get() && lane.waiting.isEmpty()) {
+                    return lane;
+                }
+            }
+            return lanes[home];
+        }
     }
 
-    /** One queued script and, once its batch is answered, its reply or failure. */
-    private static final class Call {
-        final LuaScript script;
-        final List<String> keys;
-        final List<String> args;
+    /** One queued call (a script or a plain command) and, once its batch is answered, its reply or failure. */
+    private abstract static class Call {
+        final int slot;
         final Thread caller = Thread.currentThread();
+        /** Its reply in the pipeline, when it went as a command of its own. */
+        Response<?> response;
         private Object reply;
         private RuntimeException failure;
         /** The node answered with an error the client can mend (NOSCRIPT, MOVED, ASK): the caller runs it itself. */
         private boolean runAlone;
         private volatile boolean done;
 
-        Call(LuaScript script, List<String> keys, List<String> args) {
-            this.script = script;
-            this.keys = keys;
-            this.args = args;
+        Call(int slot) {
+            this.slot = slot;
+        }
+
+        /** Sends it through the client, on the caller's thread: alone, or again after an error the client mends. */
+        abstract Object runThroughClient(UnifiedJedis client);
+
+        /** Adds it to {@code pipeline} as a command of its own. */
+        abstract Response<?> queueIn(AbstractPipeline pipeline);
+
+        /** Takes its reply from {@link #response} once the pipeline is read. */
+        void settle() {
+            try {
+                answer(response.get());
+            } catch (JedisDataException e) {
+                if (clientMends(e)) {
+                    runAlone();
+                } else {
+                    fail(e);
+                }
+            } catch (JedisException e) {
+                fail(e);
+            }
         }
 
         void answer(Object value) {
@@ -147,12 +240,65 @@ final class ScriptCoalescer {
         }
     }
 
+    /** A script with its keys and arguments. */
+    private static final class ScriptCall extends Call {
+        final LuaScript script;
+        final List<String> keys;
+        final List<String> args;
+
+        ScriptCall(int slot, LuaScript script, List<String> keys, List<String> args) {
+            super(slot);
+            this.script = script;
+            this.keys = keys;
+            this.args = args;
+        }
+
+        @Override
+        Object runThroughClient(UnifiedJedis client) {
+            return script.run(client, keys, args);
+        }
+
+        @Override
+        Response<?> queueIn(AbstractPipeline pipeline) {
+            return pipeline.evalsha(script.sha1(), keys, args);
+        }
+    }
+
+    /** {@code SET key value NX PX lease}. */
+    private static final class SetIfAbsent extends Call {
+        final String key;
+        final String value;
+        final SetParams params;
+
+        SetIfAbsent(int slot, String key, String value, long leaseMillis) {
+            super(slot);
+            this.key = key;
+            this.value = value;
+            this.params = SetParams.setParams().nx().px(leaseMillis);
+        }
+
+        @Override
+        Object runThroughClient(UnifiedJedis client) {
+            return client.set(key, value, params);
+        }
+
+        @Override
+        Response<?> queueIn(AbstractPipeline pipeline) {
+            return pipeline.set(key, value, params);
+        }
+    }
+
     /** One queue to a node, and whether a batch is in flight on it. */
     private final class Lane {
         /** The node whose pool a batch borrows its connection from; null for the client's only endpoint. */
         private final HostAndPort node;
         private final ConcurrentLinkedQueue<Call> waiting = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean sending = new AtomicBoolean();
+        /**
+         * The batch script this lane last ran on its node, which therefore caches it: sent by SHA-1; any other is
+         * sent in full (EVAL caches it). Only the thread sending a batch touches it.
+         */
+        private LuaScript.Batch cached;
 
         Lane(HostAndPort node) {
             this.node = node;
@@ -198,7 +344,7 @@ final class ScriptCoalescer {
                 Thread.currentThread().interrupt();
             }
             if (call.runAlone) {
-                call.reply = call.script.run(client, call.keys, call.args);
+                call.reply = call.runThroughClient(client);
             }
         }
 
@@ -215,16 +361,38 @@ final class ScriptCoalescer {
             if (batch.size() == 1) {
                 Call only = batch.get(0);
                 try {
-                    only.answer(only.script.run(client, only.keys, only.args));
+                    only.answer(only.runThroughClient(client));
                 } catch (RuntimeException e) {
                     only.fail(e);
                 }
                 return;
             }
-            List<Response<Object>> replies = new ArrayList<>(batch.size());
+            LuaScript.Batch batchScript = LuaScript.batch();
+            List<Call> alone = new ArrayList<>(batch.size());
+            Map<Integer, List<ScriptCall>> groups = new LinkedHashMap<>();
+            boolean grouped = bySlot;
+            for (Call call : batch) {
+                if (call instanceof ScriptCall script && batchScript.takes(script.script, script.keys, script.args)) {
+                    groups.computeIfAbsent(grouped ? call.slot : 0, slot -> new ArrayList<>()).add(script);
+                } else {
+                    alone.add(call);
+                }
+            }
+            List<List<ScriptCall>> together = new ArrayList<>(groups.size());
+            for (List<ScriptCall> group : groups.values()) {
+                if (group.size() < MIN_BATCH_SCRIPT_CALLS) {
+                    alone.addAll(group);
+                } else {
+                    together.add(group);
+                }
+            }
+            List<Response<Object>> replies = new ArrayList<>(together.size());
             try (AbstractPipeline pipeline = open()) {
-                for (Call call : batch) {
-                    replies.add(pipeline.evalsha(call.script.sha1(), call.keys, call.args));
+                for (Call call : alone) {
+                    call.response = call.queueIn(pipeline);
+                }
+                for (List<ScriptCall> group : together) {
+                    replies.add(queueTogether(pipeline, batchScript, group));
                 }
                 pipeline.sync();
             } catch (RuntimeException e) {
@@ -240,18 +408,65 @@ final class ScriptCoalescer {
                 }
                 return;
             }
-            for (int i = 0; i < batch.size(); i++) {
-                Call call = batch.get(i);
-                try {
-                    call.answer(replies.get(i).get());
-                } catch (JedisDataException e) {
-                    if (clientMends(e)) {
+            for (Call call : alone) {
+                call.settle();
+            }
+            for (int i = 0; i < together.size(); i++) {
+                settleTogether(batchScript, together.get(i), replies.get(i));
+            }
+        }
+
+        private Response<Object> queueTogether(AbstractPipeline pipeline, LuaScript.Batch batchScript, List<ScriptCall> group) {
+            LuaScript.Batch.Calls calls = batchScript.calls();
+            for (ScriptCall call : group) {
+                calls.add(call.script, call.keys, call.args);
+            }
+            return batchScript == cached ? pipeline.evalsha(batchScript.sha1(), calls.keys(), calls.args())
+                    : pipeline.eval(batchScript.source(), calls.keys(), calls.args());
+        }
+
+        /** Gives each call of a batch script its own entry of the reply, or the error that stopped the whole call. */
+        private void settleTogether(LuaScript.Batch batchScript, List<ScriptCall> group, Response<Object> response) {
+            Object reply;
+            try {
+                reply = response.get();
+            } catch (JedisDataException e) {
+                String message = String.valueOf(e.getMessage());
+                if (message.startsWith("NOSCRIPT")) {
+                    cached = null;
+                }
+                boolean crossSlot = message.startsWith("CROSSSLOT");
+                if (crossSlot && !bySlot) {
+                    bySlot = true;
+                    log.info("Redis refused a batch of scripts on several slots (CROSSSLOT: a proxy in front of a "
+                            + "cluster?); batches are now grouped by slot. Build the store with cluster(true) for such a proxy.");
+                }
+                for (ScriptCall call : group) {
+                    if (crossSlot || clientMends(e)) {
+                        // The batch script ran none of them: each caller runs its own.
                         call.runAlone();
                     } else {
                         call.fail(e);
                     }
-                } catch (JedisException e) {
-                    call.fail(e);
+                }
+                return;
+            } catch (JedisException e) {
+                group.forEach(call -> call.fail(e));
+                return;
+            }
+            cached = batchScript;
+            if (!(reply instanceof List<?> entries) || entries.size() != group.size()) {
+                JedisException unexpected = new JedisException("dlock: the batch script answered " + reply + " for "
+                        + group.size() + " calls");
+                group.forEach(call -> call.fail(unexpected));
+                return;
+            }
+            for (int i = 0; i < group.size(); i++) {
+                Object entry = entries.get(i);
+                if (entry instanceof JedisDataException error) {
+                    group.get(i).fail(error);
+                } else {
+                    group.get(i).answer(entry);
                 }
             }
         }

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.testkit.redis.CrossSlotRejectingProxy;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 
@@ -239,6 +240,28 @@ class CoalescedBatchScriptTest {
                     assertThat(admin.exists(key("c" + i))).as("list of the held-back batch script").isFalse();
                 }
             }
+        }
+    }
+
+    @Test
+    void aProxyRefusingABatchAcrossSlotsMakesEachCallerRunAloneAndLaterBatchesGoBySlot() throws Exception {
+        try (CrossSlotRejectingProxy proxy = CrossSlotRejectingProxy.start(server);
+             RedisClient proxied = RedisTestSupport.client(proxy.host(), proxy.port(), 5_000)) {
+            // A standalone store behind a cluster proxy: it does not know the slots matter.
+            ScriptCoalescer coalescer = new ScriptCoalescer(proxied, null, false, 1);
+            warmUp(proxied);
+
+            Batch refused = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), probes(coalescer, "s", MIN));
+            for (int i = 0; i < MIN; i++) {
+                assertThat(refused.answer(i)).isEqualTo(probed("s", i));
+            }
+            assertThat(proxy.refusedScripts()).as("the batch script, refused once").isEqualTo(1);
+
+            Batch bySlot = queueBehindAPausedCall(server, probe(coalescer, "first2", "x"), probes(coalescer, "t", MIN));
+            for (int i = 0; i < MIN; i++) {
+                assertThat(bySlot.answer(i)).isEqualTo(probed("t", i));
+            }
+            assertThat(proxy.refusedScripts()).as("nothing refused once batches go by slot").isEqualTo(1);
         }
     }
 

@@ -22,6 +22,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import dev.dlock.core.LockKind;
+import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.testkit.redis.CrossSlotRejectingProxy;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 
@@ -106,6 +110,47 @@ class CoalescedBatchScriptTest {
         // Fewer scripts than pay for a batch script go as EVALSHAs of their own.
         assertThat(queueBehindAPausedCall(server, probe(coalescer, "first3", "x"), probes(coalescer, "q", MIN - 1)).commands())
                 .containsEntry("evalsha", (long) MIN).doesNotContainKey("eval");
+    }
+
+    @Test
+    void theStoresOwnScriptsGoAsOneBatchScriptCall() throws Exception {
+        try (RedisLockBackend backend = RedisLockBackend.builder(client).coalescingLanes(1, 1).build()) {
+            // Every script loaded, and the lane's batch script too, so that the calls below are EVALSHAs.
+            warmUp(client);
+            backend.release(LockKind.EXCLUSIVE, key("warm"), "nobody", 0);
+            backend.release(LockKind.READ, key("warm"), "nobody", 0);
+            queueBehindAPausedCall(server, () -> backend.tryAcquire(LockKind.READ, key("warm0"), "o", 30_000),
+                    readers(backend, "warm", MIN)).commands();
+            List<Callable<Object>> readers = readers(backend, "r", MIN);
+
+            Batch reads = queueBehindAPausedCall(server, () -> backend.tryAcquire(LockKind.READ, key("first"), "o", 30_000), readers);
+
+            List<Long> tokens = new ArrayList<>();
+            for (int i = 0; i < MIN; i++) {
+                assertThat(reads.answer(i)).as("reader " + i).isInstanceOf(AcquireResult.Acquired.class);
+                tokens.add(((AcquireResult.Acquired) reads.answer(i)).fencingToken());
+            }
+            assertThat(tokens).doesNotHaveDuplicates().allMatch(token -> token > 0);
+            assertThat(reads.commands()).as("the paused first call and one batch script").containsEntry("evalsha", 2L)
+                    .doesNotContainKey("eval");
+
+            // Two scripts in one batch script call: shared releases of the reads, and releases of exclusive locks.
+            List<Callable<Object>> releases = new ArrayList<>();
+            for (int i = 0; i < MIN; i++) {
+                String key = key("x" + i);
+                assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "owner" + i, 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+                long token = tokens.get(i);
+                String readKey = key("r" + i);
+                String owner = "owner" + i;
+                releases.add(() -> backend.release(LockKind.READ, readKey, owner, token));
+                releases.add(() -> backend.release(LockKind.EXCLUSIVE, key, owner, 0));
+            }
+            Batch released = queueBehindAPausedCall(server, () -> backend.release(LockKind.READ, key("first"), "o", 0), releases);
+            for (int i = 0; i < releases.size(); i++) {
+                assertThat(released.answer(i)).as("release " + i).isEqualTo(ReleaseResult.RELEASED);
+            }
+            assertThat(released.commands()).containsEntry("evalsha", 2L).doesNotContainKey("eval");
+        }
     }
 
     @Test
@@ -199,6 +244,28 @@ class CoalescedBatchScriptTest {
     }
 
     @Test
+    void aProxyRefusingABatchAcrossSlotsMakesEachCallerRunAloneAndLaterBatchesGoBySlot() throws Exception {
+        try (CrossSlotRejectingProxy proxy = CrossSlotRejectingProxy.start(server);
+             RedisClient proxied = RedisTestSupport.client(proxy.host(), proxy.port(), 5_000)) {
+            // A standalone store behind a cluster proxy: it does not know the slots matter.
+            ScriptCoalescer coalescer = new ScriptCoalescer(proxied, null, false, 1);
+            warmUp(proxied);
+
+            Batch refused = queueBehindAPausedCall(server, probe(coalescer, "first", "x"), probes(coalescer, "s", MIN));
+            for (int i = 0; i < MIN; i++) {
+                assertThat(refused.answer(i)).isEqualTo(probed("s", i));
+            }
+            assertThat(proxy.refusedScripts()).as("the batch script, refused once").isEqualTo(1);
+
+            Batch bySlot = queueBehindAPausedCall(server, probe(coalescer, "first2", "x"), probes(coalescer, "t", MIN));
+            for (int i = 0; i < MIN; i++) {
+                assertThat(bySlot.answer(i)).isEqualTo(probed("t", i));
+            }
+            assertThat(proxy.refusedScripts()).as("nothing refused once batches go by slot").isEqualTo(1);
+        }
+    }
+
+    @Test
     void onAClusterScriptsOfTwoSlotsOnOneNodeGoAsSeparateCalls() throws Exception {
         try (RedisServerProcess node = RedisServerProcess.startSingleNodeCluster();
              RedisClusterClient cluster = RedisClusterClient.builder().nodes(Set.of(new HostAndPort(node.host(), node.port())))
@@ -223,6 +290,17 @@ class CoalescedBatchScriptTest {
     private String key(String name) {
         return name.startsWith("{") ? name.substring(0, name.indexOf('}') + 1) + prefix + name.substring(name.indexOf('}') + 1)
                 : prefix + name;
+    }
+
+    /** {@code count} read acquisitions through {@code backend}, on the keys {@code name0}, {@code name1}, ... by owners owner0, owner1, ... */
+    private List<Callable<Object>> readers(RedisLockBackend backend, String name, int count) {
+        List<Callable<Object>> readers = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String key = key(name + i);
+            String owner = "owner" + i;
+            readers.add(() -> backend.tryAcquire(LockKind.READ, key, owner, 30_000));
+        }
+        return readers;
     }
 
     /** {@code count} probes on the keys {@code name0}, {@code name1}, ..., each with its key's name as its value. */

@@ -6,6 +6,7 @@ import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.params.SetParams;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,7 +21,8 @@ import java.util.jar.Manifest;
  * The few places where Jedis 6 and Jedis 7 differ for dlock, behind one adapter, so that the store
  * compiled against Jedis 7 runs on either: Jedis 7 added {@code RedisClusterClient} (only touched
  * when that class exists), and changed the declared return type of {@code UnifiedJedis.pipelined()}
- * ({@code PipelineBase} in 6, {@code AbstractPipeline} in 7; a direct call would link to one of them only).
+ * ({@code PipelineBase} in 6, {@code AbstractPipeline} in 7; a direct call would link to one of them only), and
+ * the declared return type of {@code SetParams.px} ({@code BaseSetExParams} in 6, {@code SetParams} in 7).
  * Older Jedis versions are refused by {@link #requireSupported()} with the versions named.
  */
 public final class JedisGeneration {
@@ -32,6 +34,8 @@ public final class JedisGeneration {
     private static final boolean HAS_REDIS_CLUSTER_CLIENT = isPresent(REDIS_CLUSTER_CLIENT);
     /** UnifiedJedis.pipelined(), whichever its declared return type; null when absent or not an AbstractPipeline. */
     private static final MethodHandle PIPELINED = pipelinedHandle();
+    /** SetParams.px(long) on a SetParams, its result dropped (the params are a builder that returns itself). */
+    private static final MethodHandle SET_PX = setPxHandle();
 
     private JedisGeneration() {
     }
@@ -110,6 +114,31 @@ public final class JedisGeneration {
             return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
         } catch (NumberFormatException e) {
             return 0;
+        }
+    }
+
+    /** The parameters of {@code SET key value NX PX leaseMillis}, linked on Jedis 6 and 7 alike. */
+    static SetParams setIfAbsent(long leaseMillis) {
+        SetParams params = SetParams.setParams().nx();
+        try {
+            SET_PX.invokeExact(params, leaseMillis);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("SetParams.px failed", e);
+        }
+        return params;
+    }
+
+    private static MethodHandle setPxHandle() {
+        // Looked up on SetParams by px's return type on this Jedis: Jedis 6 inherits px from a package-private class.
+        try {
+            Class<?> returned = SetParams.class.getMethod("px", long.class).getReturnType();
+            return MethodHandles.publicLookup().findVirtual(SetParams.class, "px", MethodType.methodType(returned, long.class))
+                    .asType(MethodType.methodType(void.class, SetParams.class, long.class));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("Jedis's SetParams.px(long) cannot be called; dlock-redis needs Jedis "
+                    + MINIMUM_MAJOR_VERSION + " or later", e);
         }
     }
 

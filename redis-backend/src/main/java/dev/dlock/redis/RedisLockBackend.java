@@ -40,7 +40,6 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
-import redis.clients.jedis.params.SetParams;
 
 /**
  * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
@@ -238,7 +237,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         String lockKey = keys.lockKey(key);
         if (tokensOnRequest) {
             AcquireResult taken = acquire(LockKind.EXCLUSIVE, key, owner, (pipeline, fullScript) -> {
-                Response<String> set = pipeline.set(lockKey, owner, SetParams.setParams().nx().px(leaseMillis));
+                Response<String> set = pipeline.set(lockKey, owner, JedisGeneration.setIfAbsent(leaseMillis));
                 return () -> "OK".equals(set.get()) ? TAKEN_WITHOUT_TOKEN : null;
             }, () -> "OK".equals(setIfAbsent(key, lockKey, owner, leaseMillis)) ? TAKEN_WITHOUT_TOKEN : null);
             if (taken != null) {
@@ -251,7 +250,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     /** SET NX PX of the lock key, in a pipeline with other threads' calls to the same node when coalescing. */
     private String setIfAbsent(String key, String lockKey, String owner, long leaseMillis) {
-        return coalescer == null ? client.set(lockKey, owner, SetParams.setParams().nx().px(leaseMillis))
+        return coalescer == null ? client.set(lockKey, owner, JedisGeneration.setIfAbsent(leaseMillis))
                 : coalescer.setIfAbsent(slotOf(key), lockKey, owner, leaseMillis);
     }
 

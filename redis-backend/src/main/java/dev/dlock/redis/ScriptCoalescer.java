@@ -274,7 +274,7 @@ final class ScriptCoalescer {
             super(slot);
             this.key = key;
             this.value = value;
-            this.params = SetParams.setParams().nx().px(leaseMillis);
+            this.params = JedisGeneration.setIfAbsent(leaseMillis);
         }
 
         @Override

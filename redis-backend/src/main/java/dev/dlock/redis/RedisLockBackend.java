@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import org.slf4j.Logger;
@@ -104,6 +105,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final String ISSUE_ON_REQUEST = "on-request";
     private static final long ACQUIRED = 1;
     /** What the fast path's SET NX answers when it took the key, in the acquire script's shape. */
+    /** The most refused owners {@link #refusedOwners} keeps: far more than acquisitions wait at once in one JVM. */
+    private static final int MAX_REFUSED_OWNERS = 10_000;
     private static final List<Long> TAKEN_WITHOUT_TOKEN = List.of(ACQUIRED, AcquireResult.Acquired.TOKEN_ON_REQUEST);
     private static final long RELEASED = 1;
     private static final long ALREADY_FREE = 2;
@@ -139,6 +142,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private final String counterTtlMillis;
     /** False for Redlock's nodes: every exclusive acquisition issues its token in the acquire script. */
     private final boolean tokensOnRequest;
+    /**
+     * Owners (one per acquisition) whose last exclusive attempt here was refused: their next attempt goes straight to
+     * the acquire script, so that the holder's value is marked in that round trip and not one later (a holding JVM
+     * passes the key on locally until it sees the mark). Dropped when the owner takes the key or withdraws.
+     */
+    private final Set<String> refusedOwners = ConcurrentHashMap.newKeySet();
     private final int renewalBatchSize;
     private final boolean cluster;
     private final int replicasToAwait;
@@ -235,7 +244,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      */
     private AcquireResult acquireExclusive(String key, String owner, long leaseMillis) {
         String lockKey = keys.lockKey(key);
-        if (tokensOnRequest) {
+        if (tokensOnRequest && !refusedOwners.contains(owner)) {
             AcquireResult taken = acquire(LockKind.EXCLUSIVE, key, owner, (pipeline, fullScript) -> {
                 Response<String> set = pipeline.set(lockKey, owner, JedisGeneration.setIfAbsent(leaseMillis));
                 return () -> "OK".equals(set.get()) ? TAKEN_WITHOUT_TOKEN : null;
@@ -244,8 +253,20 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
                 return taken;
             }
         }
-        return acquire(ACQUIRE, LockKind.EXCLUSIVE, key, owner, List.of(lockKey, keys.counterKey(key)),
+        AcquireResult answer = acquire(ACQUIRE, LockKind.EXCLUSIVE, key, owner, List.of(lockKey, keys.counterKey(key)),
                 List.of(owner, Long.toString(leaseMillis), counterTtlMillis, tokensOnRequest ? ISSUE_ON_REQUEST : ISSUE_NOW));
+        if (tokensOnRequest) {
+            if (answer instanceof AcquireResult.Held) {
+                if (refusedOwners.size() >= MAX_REFUSED_OWNERS) {
+                    // Owners the engine never withdrew (it always does; this only bounds the set): back to SET first.
+                    refusedOwners.clear();
+                }
+                refusedOwners.add(owner);
+            } else {
+                refusedOwners.remove(owner);
+            }
+        }
+        return answer;
     }
 
     /** SET NX PX of the lock key, in a pipeline with other threads' calls to the same node when coalescing. */
@@ -424,6 +445,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     public void withdraw(LockKind kind, String key, String owner) {
         Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
+        refusedOwners.remove(owner);
         try {
             switch (kind.mode()) {
                 case FAIR -> runScript(FAIR_WITHDRAW, key, List.of(keys.lockKey(key), keys.fairQueueKey(key),

@@ -64,6 +64,34 @@ class RedisLockBackendTest {
         backend.close();
     }
 
+    /**
+     * A waiting acquisition asks again through the script alone: it marks the holder in that round trip (a holding
+     * JVM passes the key on locally until it sees the mark), and a plain SET first would only add one. Its first
+     * attempt after it took the key or withdrew is a plain SET again.
+     */
+    @Test
+    void anAcquisitionRefusedOnceAsksAgainWithTheScriptAlone() {
+        backend.tryAcquire(LockKind.EXCLUSIVE, "waited", "holder", 30_000);
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "waited", "waiter", 30_000)).isInstanceOf(AcquireResult.Held.class);
+
+        Map<String, Long> before = server.commandCalls();
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "waited", "waiter", 30_000)).isInstanceOf(AcquireResult.Held.class);
+        assertThat(server.commandCallsSince(before)).as("commands of the waiter's second attempt")
+                .containsEntry("evalsha", 1L).containsEntry("set", 1L);
+
+        assertThat(backend.release(LockKind.EXCLUSIVE, "waited", "holder", 0)).isEqualTo(ReleaseResult.RELEASED);
+        before = server.commandCalls();
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "waited", "waiter", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(server.commandCallsSince(before)).as("commands of the attempt that takes the freed key")
+                .containsEntry("evalsha", 1L).containsEntry("set", 1L);
+        assertThat(backend.release(LockKind.EXCLUSIVE, "waited", "waiter", 0)).isEqualTo(ReleaseResult.RELEASED);
+
+        before = server.commandCalls();
+        assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "waited", "waiter", 30_000)).isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(server.commandCallsSince(before)).as("commands of a later acquisition by the same owner")
+                .doesNotContainKey("evalsha").containsEntry("set", 1L);
+    }
+
     @Test
     void acquireTakesAFreeKeyAndReportsTheRemainingTtlWhenHeld() {
         AcquireResult first = backend.tryAcquire(LockKind.EXCLUSIVE, "order-1", "owner-a", 30_000);

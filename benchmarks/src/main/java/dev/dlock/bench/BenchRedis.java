@@ -8,8 +8,10 @@ import redis.clients.jedis.UnifiedJedis;
 
 import java.net.URI;
 
+import redis.clients.jedis.Jedis;
+
 /** Connects benchmark clients to the Redis the harness started (system property {@value #PROPERTY}). */
-final class BenchRedis {
+public final class BenchRedis {
 
     static final String PROPERTY = "dlock.bench.redis";
 
@@ -31,5 +33,16 @@ final class BenchRedis {
                 .poolConfig(pool)
                 .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5000).build())
                 .build();
+    }
+
+    /** The Redis server's CPU so far (user + system, from INFO cpu), in µs. */
+    public static double serverCpuMicros(Jedis admin) {
+        double total = 0;
+        for (String line : admin.info("cpu").split("\\r?\\n")) {
+            if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return total * 1e6;
     }
 }

@@ -119,9 +119,9 @@ public final class CoalescerLanes {
                                          long millis) throws InterruptedException {
         try (Jedis admin = redis.admin()) {
             admin.configResetStat();
-            double cpuBefore = cpuMicros(admin);
+            double cpuBefore = BenchRedis.serverCpuMicros(admin);
             long pairs = run(variant.operation(), threads, millis);
-            double cpu = cpuMicros(admin) - cpuBefore;
+            double cpu = BenchRedis.serverCpuMicros(admin) - cpuBefore;
             Map<String, double[]> byCommand = commandStats(admin.info("commandstats"));
             double calls = 0;
             double micros = 0;
@@ -156,15 +156,6 @@ public final class CoalescerLanes {
         return stats;
     }
 
-    private static double cpuMicros(Jedis admin) {
-        double total = 0;
-        for (String line : admin.info("cpu").split("\r?\n")) {
-            if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-                total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-            }
-        }
-        return total * 1e6;
-    }
 
     /** Runs {@code operation} on {@code threads} threads, each on a key of its own, for {@code millis}; answers how many ran. */
     private static long run(Function<String, Object> operation, int threads, long millis) throws InterruptedException {

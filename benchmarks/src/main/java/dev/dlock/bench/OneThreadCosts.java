@@ -85,13 +85,7 @@ public final class OneThreadCosts {
     /** The Redis server's CPU so far (user + system), in µs. */
     private static double serverCpuMicros(RedisServerProcess redis) {
         try (Jedis admin = redis.admin()) {
-            double total = 0;
-            for (String line : admin.info("cpu").split("\r?\n")) {
-                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-                    total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-            return total * 1e6;
+            return BenchRedis.serverCpuMicros(admin);
         }
     }
 }

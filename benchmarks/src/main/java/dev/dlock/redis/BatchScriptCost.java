@@ -1,5 +1,7 @@
 package dev.dlock.redis;
 
+import dev.dlock.bench.BenchRedis;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -64,7 +66,7 @@ public final class BatchScriptCost {
     /** Redis CPU µs per pair: {@code size} acquisitions then their releases per pipeline, batched when {@code batch} is set. */
     private static double pairs(Jedis jedis, Jedis admin, LuaScript acquire, LuaScript release, LuaScript.Batch batch,
                                 int size) {
-        double before = cpuMicros(admin);
+        double before = BenchRedis.serverCpuMicros(admin);
         int batches = PAIRS_PER_ROUND / size;
         for (int b = 0; b < batches; b++) {
             Pipeline pipeline = jedis.pipelined();
@@ -90,18 +92,9 @@ public final class BatchScriptCost {
             }
             pipeline.sync();
         }
-        return (cpuMicros(admin) - before) / ((double) batches * size);
+        return (BenchRedis.serverCpuMicros(admin) - before) / ((double) batches * size);
     }
 
-    private static double cpuMicros(Jedis admin) {
-        double total = 0;
-        for (String line : admin.info("cpu").split("\r?\n")) {
-            if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-                total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-            }
-        }
-        return total * 1e6;
-    }
 
     private static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);

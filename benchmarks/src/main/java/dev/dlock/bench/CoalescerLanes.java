@@ -156,7 +156,6 @@ public final class CoalescerLanes {
         return stats;
     }
 
-
     /** Runs {@code operation} on {@code threads} threads, each on a key of its own, for {@code millis}; answers how many ran. */
     private static long run(Function<String, Object> operation, int threads, long millis) throws InterruptedException {
         LongAdder done = new LongAdder();

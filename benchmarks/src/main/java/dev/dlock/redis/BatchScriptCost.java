@@ -95,7 +95,6 @@ public final class BatchScriptCost {
         return (BenchRedis.serverCpuMicros(admin) - before) / ((double) batches * size);
     }
 
-
     private static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
         Collections.sort(sorted);

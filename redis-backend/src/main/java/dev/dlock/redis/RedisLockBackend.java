@@ -104,9 +104,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final String ISSUE_NOW = "issue";
     private static final String ISSUE_ON_REQUEST = "on-request";
     private static final long ACQUIRED = 1;
-    /** What the fast path's SET NX answers when it took the key, in the acquire script's shape. */
     /** The most refused owners {@link #refusedOwners} keeps: far more than acquisitions wait at once in one JVM. */
     private static final int MAX_REFUSED_OWNERS = 10_000;
+    /** What the fast path's SET NX answers when it took the key, in the acquire script's shape. */
     private static final List<Long> TAKEN_WITHOUT_TOKEN = List.of(ACQUIRED, AcquireResult.Acquired.TOKEN_ON_REQUEST);
     private static final long RELEASED = 1;
     private static final long ALREADY_FREE = 2;

@@ -118,7 +118,8 @@ final class Acquisition {
                 return true;
             }
         };
-        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched);
+        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
+                OwnerTokens.holderName(Thread.currentThread()));
         if (turn.owned()) {
             // Also when refused: a releasing holder reserved this waiter, and what it passed on is given back.
             turnGranted(turn.handOff());
@@ -130,8 +131,8 @@ final class Acquisition {
     }
 
     /** This acquisition's place in the gate's queue, for one that must not block; null for a fair lock, which takes no turn. */
-    KeyGate.Waiter enterAsync() {
-        return takesTurn ? gate.enterAsync(leaseMillis, watched) : null;
+    KeyGate.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
+        return takesTurn ? gate.enterAsync(leaseMillis, watched, asyncHolder, onFirstOrHolderChanged) : null;
     }
 
     /** The turn is ours, with the key if the releasing holder handed it over: the next attempt records it. */
@@ -278,6 +279,10 @@ final class Acquisition {
             }
         } else {
             gate.holder = lease;
+            if (lease.hasTurn() && !watched) {
+                // Only the lease's own expiry ends a fixed lease: the first waiter must know when to look.
+                gate.turnHolderSet();
+            }
         }
         manager.recordHeld(lease, renewed, sentAt);
         return new Taken(lease);

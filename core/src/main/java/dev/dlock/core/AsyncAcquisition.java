@@ -29,6 +29,8 @@ final class AsyncAcquisition {
     /** The release notices, counted by the key's gate, that end the current wait; set before arming. */
     private volatile long awaitedNotices = Long.MAX_VALUE;
     private volatile ScheduledFuture<?> timer;
+    /** The pending check while queued for the turn; guarded by this. */
+    private ScheduledFuture<?> queuedCheck;
     private final Acquisition acquisition;
     /** The place in the gate's queue; null for a fair lock, which takes no turn. */
     private KeyGate.Waiter place;
@@ -42,7 +44,7 @@ final class AsyncAcquisition {
 
     CompletableFuture<LockHandle> start() {
         runtime.track(this);
-        place = acquisition.enterAsync();
+        place = acquisition.enterAsync(this::scheduleQueuedCheck);
         CompletableFuture<KeyGate.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
         turn.thenAccept(handOff -> {
@@ -50,7 +52,7 @@ final class AsyncAcquisition {
             step(this::attemptInStore);
         });
         if (!turn.isDone()) {
-            runtime.schedule(this::checkWhileQueued, checkInterval());
+            scheduleQueuedCheck();
         }
         result.whenComplete((handle, failure) -> {
             if (result.isCancelled()) {
@@ -64,6 +66,10 @@ final class AsyncAcquisition {
     /** While queued behind this JVM's other waiters: gives up at the deadline, on the abort condition, or when cancelled. */
     private void checkWhileQueued() {
         if (place == null || place.turn.isDone()) {
+            return;
+        }
+        // The turn's holder may have lapsed: its turn then passes on (perhaps to this acquisition).
+        if (acquisition.gate.endLapsedTurn() && place.turn.isDone()) {
             return;
         }
         LockNotAcquiredException.Reason reason = null;
@@ -82,12 +88,30 @@ final class AsyncAcquisition {
             return;
         }
         if (reason == null) {
-            runtime.schedule(this::checkWhileQueued, checkInterval());
+            scheduleQueuedCheck();
         } else if (acquisition.gate.withdraw(place)) {
             finish(reason, null);
         }
         // Otherwise the turn was granted (or a releasing holder is handing it over): the store step sees the same
         // condition and ends there.
+    }
+
+    /** (Re)schedules the one check while queued: at most one is pending, whoever asks for it. */
+    private synchronized void scheduleQueuedCheck() {
+        ScheduledFuture<?> pending = queuedCheck;
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        try {
+            queuedCheck = runtime.schedule(this::checkWhileQueued, nextCheckNanos());
+        } catch (RejectedExecutionException e) {
+            // The manager closed: managerClosed() fails the acquisition.
+        }
+    }
+
+    /** When to check next while queued: at the deadline, the abort check, or when the turn's holder may lapse. */
+    private long nextCheckNanos() {
+        return Math.min(checkInterval(), acquisition.gate.nanosUntilTurnLapses());
     }
 
     private long checkInterval() {

@@ -20,6 +20,8 @@ import java.util.function.BooleanSupplier;
  */
 final class KeyGate {
 
+    private static final long LAPSE_SLACK_NANOS = 1_000_000;
+
     /** The exclusive lease (exclusive, fair or write) this JVM holds on the key; null when none. */
     volatile Lease holder;
     /** The shared leases (read, permits) this JVM holds on the key now. */
@@ -44,7 +46,10 @@ final class KeyGate {
     private final Condition noticed = noticeLock.newCondition();
     private volatile long noticeCount;
 
-    /** The key passed from its releasing holder to the next one in this JVM, kept by the same store owner. */
+    /**
+     * The key passed from its releasing holder to the next one in this JVM: the store value now names {@code owner},
+     * the next holder's own owner token, so nothing sent for the previous holder can change its lease.
+     */
     record HandOff(String owner, long fencingToken, long sentAtNanos, int streak) {
         /** The releasing holder found its lease lost: nothing was handed over. */
         static final HandOff NOT_HELD = new HandOff(null, -1, 0, 0);
@@ -73,16 +78,24 @@ final class KeyGate {
         final CompletableFuture<HandOff> turn;
         final long leaseMillis;
         final boolean watched;
+        /** The holder part of the owner token a releasing holder makes for this waiter when it passes the key on. */
+        final String holder;
+        /**
+         * For an asynchronous waiter: reschedules its check while queued, when the turn's holder changed or the waiter
+         * became first (it then watches the holder's expiry). Runs under the gate's lock: it must only schedule.
+         */
+        Runnable onFirstOrHolderChanged;
         /** Taken out of the queue by a releasing holder that is handing the key over; answered by {@link #handOver}. */
         boolean reserved;
         boolean granted;
         HandOff handOff;
 
-        Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched) {
+        Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched, String holder) {
             this.wakeUp = wakeUp;
             this.turn = turn;
             this.leaseMillis = leaseMillis;
             this.watched = watched;
+            this.holder = holder;
         }
     }
 
@@ -92,14 +105,15 @@ final class KeyGate {
      * the flag is kept). {@code abortIf} (may be null, must not throw) is checked every {@code abortCheckNanos}
      * without losing the place. The turn is not owned by a thread: whoever releases the lease gives it back with {@link #leave()}.
      */
-    Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched) {
+    Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched,
+               String holder) {
         turnLock.lock();
         try {
             if (!taken && waiting.isEmpty()) {
                 taken = true;
                 return Turn.OURS;
             }
-            Waiter me = new Waiter(turnLock.newCondition(), null, leaseMillis, watched);
+            Waiter me = new Waiter(turnLock.newCondition(), null, leaseMillis, watched, holder);
             waiting.addLast(me);
             LockNotAcquiredException.Reason refusal = null;
             try {
@@ -107,6 +121,7 @@ final class KeyGate {
                     if (me.granted || me.reserved) {
                         break;
                     }
+                    endLapsedTurn();
                     if (!taken && waiting.peekFirst() == me) {
                         waiting.removeFirst();
                         taken = true;
@@ -120,7 +135,7 @@ final class KeyGate {
                         // The abort check ran with the gate unlocked: a release's signal then found no one asleep.
                         continue;
                     } else {
-                        long remaining = deadlineNanos - System.nanoTime();
+                        long remaining = Math.min(deadlineNanos - System.nanoTime(), nanosUntilTurnLapses());
                         me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
                     }
                 }
@@ -148,6 +163,7 @@ final class KeyGate {
         }
         waiting.remove(me);
         signalNext();
+        nudgeFirst();
         return Turn.refused(refusal);
     }
 
@@ -201,6 +217,56 @@ final class KeyGate {
         }
     }
 
+    /**
+     * Gives the turn back for the holder whose lease lapsed (lost, or past the time the store may have let it go):
+     * the turn lives no longer than the lease, and the next waiter asks the store like any other owner. The old
+     * handle still reports the loss at its release. True when a turn was given back.
+     */
+    boolean endLapsedTurn() {
+        Lease current = holder;
+        if (current == null || !current.hasTurn() || !current.lapsed(System.nanoTime()) || !current.giveBackTurn()) {
+            return false;
+        }
+        leave();
+        return true;
+    }
+
+    /**
+     * A lease that can lapse by its expiry alone (a fixed lease) took the turn: the first waiter learns when to check
+     * it, since it may have gone to sleep before the holder was known.
+     */
+    void turnHolderSet() {
+        turnLock.lock();
+        try {
+            nudgeFirst();
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** Lets the first waiter, while the turn is taken, recompute when the turn's holder may lapse. */
+    private void nudgeFirst() {
+        Waiter first = waiting.peekFirst();
+        if (first == null || !taken) {
+            return;
+        }
+        if (first.turn == null) {
+            first.wakeUp.signal();
+        } else if (first.onFirstOrHolderChanged != null) {
+            first.onFirstOrHolderChanged.run();
+        }
+    }
+
+    /** How long until the turn's holder may lapse by its expiry; a lease lost earlier gives the turn back itself. */
+    long nanosUntilTurnLapses() {
+        Lease current = holder;
+        if (current == null || current.keptBySession || !current.hasTurn()) {
+            return Long.MAX_VALUE;
+        }
+        // Just past the expiry, so that the check after the wake-up sees it lapsed.
+        return Math.max(0, current.expiresAtNanos - System.nanoTime()) + LAPSE_SLACK_NANOS;
+    }
+
     /** Runs the caller's abort condition outside the gate's lock, so a slow condition never delays a release. */
     private boolean abortRequested(BooleanSupplier abortIf) {
         turnLock.unlock();
@@ -216,10 +282,11 @@ final class KeyGate {
      * when the waiters before it are done (perhaps under the gate's lock, so dependents must run elsewhere), with the
      * key if a releasing holder handed it over. Give the place back with {@link #withdraw} or the turn with {@link #leave()}.
      */
-    Waiter enterAsync(long leaseMillis, boolean watched) {
+    Waiter enterAsync(long leaseMillis, boolean watched, String holder, Runnable onFirstOrHolderChanged) {
         turnLock.lock();
         try {
-            Waiter place = new Waiter(null, new CompletableFuture<>(), leaseMillis, watched);
+            Waiter place = new Waiter(null, new CompletableFuture<>(), leaseMillis, watched, holder);
+            place.onFirstOrHolderChanged = onFirstOrHolderChanged;
             if (!taken && waiting.isEmpty()) {
                 taken = true;
                 place.turn.complete(null);
@@ -240,6 +307,7 @@ final class KeyGate {
                 return false;
             }
             signalNext();
+            nudgeFirst();
             return true;
         } finally {
             turnLock.unlock();

@@ -2,6 +2,8 @@ package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.StoreNode;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
@@ -12,9 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * state and lease bookkeeping. Shared by every handle of the acquisition.
  *
  * <p>A store may take the key without issuing its fencing token ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}):
- * the lease then asks the store the first time its holder reads the token, and keeps it. It asks only while held:
- * the store owner stays the same across local hand-offs, so a token issued after this lease passed the key on would
- * outrank the next holder's. {@link #tokenLock} keeps an issuance and the end of the lease apart.
+ * the lease then asks the store the first time its holder reads the token, and keeps it. It asks only while held
+ * (the store refuses it too once the key passed on, since every local holder has its own store owner).
+ * {@link #tokenLock} keeps an issuance and the end of the lease apart.
  */
 final class Lease {
 
@@ -50,6 +52,22 @@ final class Lease {
     /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
     boolean renewing;
 
+    /**
+     * True while this lease still has this JVM's turn on the key ({@link #ownsTurn}): whoever gives it back first —
+     * the release, or the end of the lease (lost, or run out while others wait) — does so, once.
+     */
+    @SuppressWarnings("unused") // through TURN_HELD
+    private volatile boolean turnHeld;
+    private static final VarHandle TURN_HELD;
+
+    static {
+        try {
+            TURN_HELD = MethodHandles.lookup().findVarHandle(Lease.class, "turnHeld", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private volatile LockState state = LockState.HELD;
     private int holds = 1;
     /** The fencing token; {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} until issued. Written under {@link #tokenLock}. */
@@ -79,6 +97,26 @@ final class Lease {
         this.keepUntilNanos = lockAtLeastFor == null ? 0 : acquiredAtNanos + lockAtLeastFor.toNanos();
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         this.ownerThread = Thread.currentThread();
+        this.turnHeld = ownsTurn;
+    }
+
+    /** Takes this JVM's turn on the key back from the lease, once; false when it has none or gave it back already. */
+    boolean giveBackTurn() {
+        return TURN_HELD.compareAndSet(this, true, false);
+    }
+
+    /** Whether the lease still has this JVM's turn on the key. */
+    boolean hasTurn() {
+        return turnHeld;
+    }
+
+    /**
+     * Whether the lease ended for everyone but its holder: lost, or held past the time the store may have let it go.
+     * Its turn on the key then goes to the JVM's next waiter, who asks the store like any other owner.
+     */
+    boolean lapsed(long nowNanos) {
+        LockState current = state;
+        return current == LockState.LOST || current == LockState.HELD && !surelyLive(nowNanos);
     }
 
     long renewalIntervalNanos() {
@@ -209,31 +247,9 @@ final class Lease {
         return true;
     }
 
-    /** Records that the renewal in flight was answered or given up, and wakes a release waiting for it; see {@link #renewing}. */
+    /** Records that the renewal in flight was answered or given up; see {@link #renewing}. */
     synchronized void renewalAnswered() {
         renewing = false;
-        notifyAll();
-    }
-
-    /**
-     * Waits up to {@code nanos} until no renewal of this lease is in flight, so that a write sent afterwards reaches
-     * the store after it; false when one still is. An interrupt ends the wait early and is kept.
-     */
-    synchronized boolean awaitRenewalAnswer(long nanos) {
-        long end = System.nanoTime() + nanos;
-        while (renewing) {
-            long left = end - System.nanoTime();
-            if (left <= 0) {
-                return false;
-            }
-            try {
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return !renewing;
-            }
-        }
-        return true;
     }
 
     @Override

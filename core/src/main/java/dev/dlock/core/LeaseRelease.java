@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
@@ -58,23 +59,33 @@ final class LeaseRelease {
         // Whether the holder's section ended inside its lease: a release that then cannot reach the store leaves
         // only the key's fate unknown, not the section's.
         boolean liveAtRelease = lease.surelyLive(System.nanoTime());
-        KeyGate.Waiter successor = before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
+        // The turn is ours to pass on or give back unless the lease's end gave it back already (lost, or run out while
+        // others waited): then the next waiter has it, and asks the store like anyone.
+        boolean turnOurs = lease.giveBackTurn();
+        KeyGate.Waiter successor = turnOurs && before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
         KeyGate.HandOff handedOver = null;
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;
+        String unknownHandOff = null;
         try {
             if (successor != null) {
+                String nextOwner = manager.ownerTokens.next(successor.holder);
                 // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
-                handedOver = handOffInStore(lease, successor);
+                handedOver = handOffInStore(lease, successor, nextOwner);
                 if (handedOver == KeyGate.HandOff.NOT_HELD) {
                     result = ReleaseResult.NOT_OWNER;
                     handedOver = null;
                 } else if (handedOver != null) {
                     result = ReleaseResult.RELEASED;
+                } else {
+                    unknownHandOff = nextOwner;
                 }
             }
             if (result == null) {
                 result = releaseInStore(lease);
+            }
+            if (unknownHandOff != null && releaseUnknownHandOff(lease, unknownHandOff)) {
+                result = ReleaseResult.RELEASED;
             }
         } catch (LockBackendException e) {
             unknownOutcome = e;
@@ -87,7 +98,7 @@ final class LeaseRelease {
             }
             if (successor != null) {
                 gate.handOver(successor, handedOver);
-            } else if (lease.ownsTurn) {
+            } else if (turnOurs) {
                 gate.leave();
             }
             manager.leaveGate(lease.kind, lease.key, gate);
@@ -139,27 +150,54 @@ final class LeaseRelease {
     }
 
     /**
-     * Passes the key to {@code successor} in the store: a new fencing token (or one issued when the successor asks),
-     * the same store owner. A watchdog
-     * lease of the same length keeps the store's expiry and the lease's confirmed time (one command fewer);
-     * otherwise the successor's lease is set. The streak counts only hand-offs made while another owner waits: with
-     * nobody else asking, passing the key on keeps no one out. {@link KeyGate.HandOff#NOT_HELD} when the lease was
-     * lost; null when the call failed.
+     * Passes the key to {@code successor} in the store: the store value now names the successor's own owner token
+     * (so a late renewal, release or token issuance of {@code lease} misses), and a new fencing token (or one issued
+     * when the successor asks). A watchdog lease of the same length keeps the store's expiry and the lease's confirmed
+     * time (one command fewer); otherwise the successor's lease is set. The streak counts only hand-offs made while
+     * another owner waits: with nobody else asking, passing the key on keeps no one out. A failed call is repeated
+     * (the hand-off is idempotent for its next owner) like a release. {@link KeyGate.HandOff#NOT_HELD} when the lease
+     * was lost; null when the outcome stayed unknown, after which the key is released the usual way and the
+     * successor's owner too, in case the hand-off landed.
      */
-    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.Waiter successor) {
+    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.Waiter successor, String nextOwner) {
         boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
         long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
+        // The first send: a repeat that lands sets the expiry later, never earlier.
         long sentAt = System.nanoTime();
-        try {
-            HandOffResult result = backend.handOff(lease.key, lease.owner, keepExpiry ? 0 : successor.leaseMillis);
-            if (!(result instanceof HandOffResult.Passed passed)) {
-                return KeyGate.HandOff.NOT_HELD;
+        long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                HandOffResult result = backend.handOff(lease.key, lease.owner, nextOwner, keepExpiry ? 0 : successor.leaseMillis);
+                if (!(result instanceof HandOffResult.Passed passed)) {
+                    return KeyGate.HandOff.NOT_HELD;
+                }
+                int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
+                return new KeyGate.HandOff(nextOwner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
+            } catch (LockBackendException e) {
+                boolean outOfTime = System.nanoTime() - sentAt + backoff > RELEASE_RETRY_BUDGET_NANOS;
+                if (attempt >= RELEASE_ATTEMPTS || outOfTime || !pauseBeforeRetry(backoff)) {
+                    log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}",
+                            lease.key, e.toString());
+                    return null;
+                }
+                backoff = Math.min(backoff * 2, RELEASE_RETRY_MAX_BACKOFF_NANOS);
             }
-            int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
-            return new KeyGate.HandOff(lease.owner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
-        } catch (LockBackendException e) {
-            log.debug("dlock could not hand key '{}' over to the next local holder; releasing it instead: {}", lease.key, e.toString());
-            return null;
+        }
+    }
+
+    /**
+     * After a hand-off whose outcome stayed unknown and the usual release: frees the key if the hand-off landed after
+     * all (the successor never learnt it got the key). True when it had landed: the holder's section then ended
+     * cleanly whatever the usual release answered.
+     */
+    private boolean releaseUnknownHandOff(Lease lease, String nextOwner) {
+        try {
+            return backend.release(lease.kind, lease.key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST)
+                    == ReleaseResult.RELEASED;
+        } catch (RuntimeException e) {
+            log.warn("dlock could not release key '{}' after a hand-off whose outcome is unknown; if it landed, the key "
+                    + "expires with its lease", lease.key, e);
+            return false;
         }
     }
 
@@ -169,20 +207,17 @@ final class LeaseRelease {
      * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
      */
     private ReleaseResult releaseInStore(Lease lease) {
-        if (lease.keepUntilNanos != 0 && lease.watched && lease.keepUntilNanos - System.nanoTime() > 0
-                && !lease.awaitRenewalAnswer(TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis))) {
-            // A full-lease renewal reaching the store after the shortening below would keep the key a whole lease.
-            log.warn("dlock: a renewal of {} is still unanswered at its release; the key may stay taken up to one lease", lease);
-        }
         long start = System.nanoTime();
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         LockBackendException first = null;
+        // One per release, so that a repeated shortening is recognised as done by the store.
+        String retiredOwner = lease.keepUntilNanos != 0 ? manager.ownerTokens.successor(lease.owner) : null;
         for (int attempt = 1; ; attempt++) {
             try {
                 // Rounded up: the key is kept at least until lockAtLeastFor ends, never a fraction of a millisecond less.
                 long keepMillis = Math.floorDiv(lease.keepUntilNanos - System.nanoTime() + 999_999, 1_000_000);
                 if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
-                    return keepUntilLockAtLeastFor(lease, keepMillis);
+                    return keepUntilLockAtLeastFor(lease, retiredOwner, keepMillis);
                 }
                 return backend.release(lease.kind, lease.key, lease.owner, lease.issuedToken());
             } catch (LockBackendException e) {
@@ -203,11 +238,12 @@ final class LeaseRelease {
     }
 
     /**
-     * A release before {@code lockAtLeastFor} ran out: the lease is shortened to what is left, so the key
-     * frees itself in the store at that moment. Owner-checked like a renewal, and as safe to repeat.
+     * A release before {@code lockAtLeastFor} ran out: the lease is shortened to what is left and given to a retired
+     * owner token in one owner-checked step, so the key frees itself in the store at that moment and no command still
+     * on its way for the lease's own owner (a renewal repeated by the client) can extend it again. As safe to repeat.
      */
-    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, long keepMillis) {
-        RenewalResult kept = backend.renew(List.of(new LeaseRenewal(lease.key, lease.owner, keepMillis, lease.kind))).get(0);
+    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, String retiredOwner, long keepMillis) {
+        RenewalResult kept = backend.shorten(lease.kind, lease.key, lease.owner, retiredOwner, keepMillis);
         return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
@@ -222,6 +258,16 @@ final class LeaseRelease {
         }
     }
 
+
+    /**
+     * A lease that ended for everyone but its holder (lost) gives this JVM's turn on the key to the next waiter at once,
+     * instead of keeping it until its holder releases: the JVM's other threads go to the store like any other owner.
+     */
+    void endTurn(Lease lease) {
+        if (lease.giveBackTurn()) {
+            lease.gate.leave();
+        }
+    }
 
     /** Gives back a grant the acquisition will not keep; a failure is logged, the key then expires with its lease. */
     void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {

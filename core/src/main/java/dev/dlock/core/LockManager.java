@@ -336,11 +336,36 @@ public final class LockManager implements AutoCloseable {
             }
         }
         removed.forEach(holder -> ForcedReleases.removed(holder.owner()));
+        // This JVM's removed holders lose their lease now, not at their next renewal: their turn on the key goes to
+        // the JVM's next waiter at once, as the key went to every other JVM.
+        for (LockHolder holder : removed) {
+            localLease(key, holder.owner()).ifPresent(lease -> leaseLost(lease, ForcedReleases.REASON, false));
+        }
         log.warn("dlock forced release of key '{}' (lock '{}'), an operator's order: {}", key, lockName, removed.isEmpty()
                 ? "nobody held it" : "removed " + removed.stream()
                 .map(holder -> "holder '" + holder.holder() + "' of instance '" + holder.instance() + "'").toList());
         listener.onForcedRelease(lockName, key, removed);
         return removed;
+    }
+
+    /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */
+    private Optional<Lease> localLease(String key, String owner) {
+        for (int family = 0; family < 3; family++) {
+            KeyGate gate = gates.get(new GateKey(family, key));
+            if (gate == null) {
+                continue;
+            }
+            Lease exclusive = gate.holder;
+            if (exclusive != null && exclusive.owner.equals(owner)) {
+                return Optional.of(exclusive);
+            }
+            for (Lease shared : gate.sharedHolders) {
+                if (shared.owner.equals(owner)) {
+                    return Optional.of(shared);
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /** The holders {@code read} answers for {@code key} as {@code kind}, or as every kind the store takes when null. */
@@ -640,6 +665,7 @@ public final class LockManager implements AutoCloseable {
         if (lease.watched) {
             watchedLeases.decrementAndGet();
         }
+        releases.endTurn(lease);
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
         if (byRenewal) {
             listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);

@@ -35,6 +35,17 @@ final class OwnerTokens {
                 + Long.toString(sequence.incrementAndGet(), 36);
     }
 
+    /**
+     * A fresh token for the same instance and holder as {@code owner} (one of this manager's tokens): the store value
+     * of a lease whose term changes without a new holder, such as a release that keeps the key until
+     * {@code lockAtLeastFor} ends. Holders listed from the store still name who took the key.
+     */
+    String successor(String owner) {
+        int instanceEnd = owner.indexOf('/');
+        int holderEnd = instanceEnd < 0 ? -1 : owner.indexOf('/', instanceEnd + 1);
+        return holderEnd < 0 ? next("_") : next(owner.substring(instanceEnd + 1, holderEnd));
+    }
+
     /** The name a holder thread goes by: its name, or its id when it has none (an unnamed virtual thread). */
     @SuppressWarnings("deprecation") // threadId() is Java 19+; getId() is the same number
     static String holderName(Thread thread) {

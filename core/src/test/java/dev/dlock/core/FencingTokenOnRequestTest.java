@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * A store that takes a key without its fencing token (Redis exclusive locks; here the in-memory store built to do
  * the same) issues it when the holder first asks. What holders rely on: the token is issued once per hold and kept,
  * is larger than every earlier holder's, is never issued once the hold ended (after a release, or after the key
- * passed to the next holder in this JVM under the same store owner, where it would outrank that holder's), a lost
+ * passed to the next holder in this JVM, which has its own store owner), a lost
  * lease gets none and is reported lost once, and a store failure leaves the lock held for the next ask.
  */
 class FencingTokenOnRequestTest extends EngineTestSupport {
@@ -117,8 +117,8 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
     }
 
     /**
-     * The key passes to the next thread of this JVM under the same store owner: a token issued now for the former
-     * holder would pass the store's owner check and outrank whatever the next holder is issued.
+     * The key passes to the next thread of this JVM under the next holder's own store owner: the former holder gets no
+     * token (the engine refuses, and the store would too: its owner no longer holds the key), the next one its own.
      */
     @Test
     void afterAHandOffTheFormerHolderGetsNoTokenAndTheNextHolderGetsItsOwn() throws Exception {
@@ -131,7 +131,9 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
         first.close();
         try (LockHandle second = next.get(10, TimeUnit.SECONDS)) {
             assertThat(backend.passes).as("how the key passed on").containsExactly("handOff");
-            assertThat(leaseOf(second).owner).as("the store owner after the hand-off").isEqualTo(firstLease.owner);
+            assertThat(leaseOf(second).owner).as("the store owner after the hand-off").isNotEqualTo(firstLease.owner);
+            assertThat(lazyStore.issueFencingToken(LockKind.EXCLUSIVE, key, firstLease.owner))
+                    .as("a token the store issues to the former holder's owner").isEmpty();
             assertThatThrownBy(firstLease::fencingToken).as("the former holder's token").isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining(key);
             assertThat(backend.issuances).as("issuances before the next holder asks").hasValue(0);
@@ -227,7 +229,7 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
 
     /**
      * The first ask and the close race, from a start barrier, with a successor queued so that the close hands the key
-     * over under the same store owner: the ask either gets a token issued before the hand-off began, or is refused
+     * over: the ask either gets a token issued before the hand-off began, or is refused
      * because the hold ended; never a token issued after, never a lease reported lost.
      */
     @Test

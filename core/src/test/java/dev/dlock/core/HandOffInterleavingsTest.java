@@ -60,6 +60,28 @@ class HandOffInterleavingsTest {
     }
 
     @Test
+    void aLeaseLostWhileThreadAndAsyncWaitersQueueGivesTheTurnOnAndLeavesNothingBehind() {
+        // Thread 1 holds the key; its lease is lost (the store dropped it) while a thread and an asynchronous
+        // acquisition queue for the key and the old holder releases: the waiters get the key without the old handle's
+        // release, the release reports the loss, one holder at a time, nothing left held.
+        explore(300, scenario(
+                List.of(actor("holdKey")),
+                List.of(actor("loseHeldKey")),
+                List.of(actor("section")),
+                List.of(actor("queueAsync"), actor("releaseKey"))));
+    }
+
+    @Test
+    void asyncWaitersQueuedBesideThreadsGetTheKeyInTurn() {
+        // An asynchronous acquisition queues beside thread waiters while the key passes along: each gets its turn.
+        explore(300, scenario(
+                List.of(actor("holdKey")),
+                List.of(actor("releaseKey"), actor("section")),
+                List.of(actor("queueAsync")),
+                List.of(actor("section"))));
+    }
+
+    @Test
     void handOffChainsReentryTriesAndRandomMixesKeepOneHolderAndSettleEveryWaiter() {
         int invocations = 25 * SCALE;
         HandOffModel.startCounting();

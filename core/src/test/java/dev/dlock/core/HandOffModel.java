@@ -42,6 +42,11 @@ public class HandOffModel {
     private final AtomicInteger reentriesWithTokensOfTheirOwn = new AtomicInteger();
     private long lastToken;
     private LockHandle held;
+    /** True while {@link #held}'s section counts as inside: until its release, or until its lease is lost. */
+    private final AtomicBoolean heldInside = new AtomicBoolean();
+    /** Asynchronous acquisitions started by {@link #queueAsync()}; {@link #settled()} waits for each and releases it. */
+    private final java.util.List<java.util.concurrent.CompletableFuture<LockHandle>> asyncWaiters =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Made by Lincheck before each invocation, outside the model (so the watchdog thread it starts is not modelled). */
     public HandOffModel() {
@@ -77,12 +82,48 @@ public class HandOffModel {
     public void holdKey() {
         held = locks.acquire(request().build());
         enterSection(held);
+        heldInside.set(true);
     }
 
-    /** Releases what {@link #holdKey()} took. */
-    public void releaseKey() {
-        leaveSection();
-        held.close();
+    /** Releases what {@link #holdKey()} took; "LOST" when {@link #loseHeldKey()} took its lease first. */
+    public String releaseKey() {
+        if (heldInside.compareAndSet(true, false)) {
+            leaveSection();
+        }
+        try {
+            held.close();
+            return "RELEASED";
+        } catch (LockLostException lost) {
+            return "LOST";
+        }
+    }
+
+    /**
+     * The store loses {@link #held}'s lease (an owner-checked delete, as a restart or failover would) and the engine
+     * learns it (as the watchdog would): the holder is no longer inside, and this JVM's waiters must get the key
+     * without waiting for the old handle's release.
+     */
+    @Operation
+    public void loseHeldKey() {
+        LockHandle handle = held;
+        if (handle == null) {
+            return;
+        }
+        Lease lease = EngineTestSupport.leaseOf(handle);
+        if (heldInside.compareAndSet(true, false)) {
+            leaveSection();
+        }
+        store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
+        locks.leaseLost(lease, "the store lost it (the model)");
+    }
+
+    /**
+     * Queues an asynchronous acquisition (a {@code CompletableFuture} method's): its place in the turn queue is taken
+     * here, its store calls run on dlock's threads; {@link #settled()} waits for it to get the key and releases it.
+     */
+    @Operation
+    public void queueAsync() {
+        asyncWaiters.add(locks.acquireAsync(request().build()));
     }
 
     /**
@@ -210,6 +251,17 @@ public class HandOffModel {
      */
     @Validate
     public void settled() {
+        for (java.util.concurrent.CompletableFuture<LockHandle> waiter : asyncWaiters) {
+            LockHandle handle;
+            try {
+                handle = waiter.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("an asynchronous waiter never got the key after every thread finished", e);
+            }
+            enterSection(handle);
+            leaveSection();
+            handle.close();
+        }
         if (overlaps.get() != 0) {
             throw new AssertionError(overlaps.get() + " sections began while another holder was inside");
         }

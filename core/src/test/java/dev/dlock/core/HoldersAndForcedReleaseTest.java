@@ -211,8 +211,8 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         }
 
         @Override
-        public HandOffResult handOff(String key, String owner, long leaseMillis) {
-            return store.handOff(key, owner, leaseMillis);
+        public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
+            return store.handOff(key, owner, nextOwner, leaseMillis);
         }
 
         @Override

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A released exclusive lease passes straight to the next thread of the same JVM waiting for the key: one
- * store call, a fresh fencing token, the same store owner. What users rely on must still hold: one holder at
+ * store call, a fresh fencing token, the next holder's own store owner. What users rely on must still hold: one holder at
  * a time, tokens increasing in the order of the sections, a lost lease reported to its holder and never
  * passed on, the next holder's own lease, and other JVMs getting the key after a bounded streak once they ask.
  */

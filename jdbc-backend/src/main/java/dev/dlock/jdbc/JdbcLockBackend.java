@@ -459,6 +459,40 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
+    /**
+     * Gives {@code owner}'s live lease to {@code retiredOwner} with {@code keepMillis} left, in one UPDATE; when it
+     * matched nothing, one read tells a repeat (the retired owner holds it) from an expired or taken key.
+     */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
+        requireOwner(owner);
+        requireOwner(retiredOwner);
+        requirePositive(keepMillis, "keepMillis");
+        try (Connection connection = connection()) {
+            try (PreparedStatement statement = prepare(connection, sql.shorten())) {
+                statement.setString(1, retiredOwner);
+                statement.setLong(2, keepMillis);
+                statement.setString(3, key);
+                statement.setString(4, owner);
+                if (statement.executeUpdate() == 1) {
+                    return RenewalResult.RENEWED;
+                }
+            }
+            try (PreparedStatement statement = prepare(connection, sql.holders(1))) {
+                statement.setString(1, key);
+                try (ResultSet rows = statement.executeQuery()) {
+                    if (!rows.next() || rows.getString(2) == null || !rows.getBoolean(3)) {
+                        return RenewalResult.EXPIRED;
+                    }
+                    return retiredOwner.equals(rows.getString(2)) ? RenewalResult.RENEWED : RenewalResult.TAKEN;
+                }
+            }
+        } catch (SQLException e) {
+            throw LockBackendException.storeFailure("JDBC shortening of key '" + key + "' failed", e);
+        }
+    }
+
     /** Who holds a key and whether the lease runs, as read after a renewal. */
     private record Holder(String owner, boolean live) {
     }

@@ -224,6 +224,15 @@ final class LockStatements {
                 + " AND expires_at > " + now(dialect);
     }
 
+    /**
+     * Gives a live lease to a retired owner with what is left of {@code lockAtLeastFor}; update count 1 when done.
+     * Parameters: retired owner, ms left, key, owner.
+     */
+    String shorten() {
+        return "UPDATE " + table + " SET owner = ?, expires_at = " + plusMillis(dialect, "?")
+                + " WHERE lock_key = ? AND owner = ? AND expires_at > " + now(dialect);
+    }
+
     /** Each key's owner and whether its lease still runs, for the keys of a renew batch that were not renewed. Parameters: the keys. */
     String holders(int size) {
         StringJoiner keys = new StringJoiner(", ", "(", ")");

@@ -243,6 +243,42 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
         return Arrays.asList(results);
     }
 
+    /**
+     * Gives {@code owner}'s lock to {@code retiredOwner} with {@code keepMillis} left (rounded up to whole seconds, as
+     * every memcached TTL), by compare-and-swap on the value read; a lock the retired owner holds is this call repeated.
+     */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
+        byte[] value = ownerBytes(owner);
+        byte[] retired = ownerBytes(retiredOwner);
+        Server server = serverOf(key);
+        String lockKey = keys.lock(key);
+        try {
+            for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+                MetaReply lock = server.client.exchange(List.of(MetaRequest.get(lockKey))).get(0);
+                if (!lock.hit()) {
+                    return RenewalResult.EXPIRED;
+                }
+                if (lock.valueIs(retired)) {
+                    return RenewalResult.RENEWED;
+                }
+                if (!lock.valueIs(value)) {
+                    return RenewalResult.TAKEN;
+                }
+                MetaReply written = server.client.exchange(List.of(MetaRequest.replace(lockKey, retired,
+                        ttlSeconds(keepMillis), lock.cas()))).get(0);
+                if (written.done()) {
+                    return RenewalResult.RENEWED;
+                }
+            }
+        } catch (IOException e) {
+            throw LockBackendException.storeFailure("memcached shortening of key '" + key + "' on " + server + " failed", e);
+        }
+        throw new LockBackendException("memcached shortening of key '" + key + "' found it changed on each of "
+                + ATTEMPTS + " attempts", null);
+    }
+
     /** One read and one write round trip for the {@code open} entries; returns those that changed in between. */
     private List<Integer> renewOnce(Server server, List<LeaseRenewal> batch, List<Integer> open, RenewalResult[] results)
             throws IOException {

@@ -134,6 +134,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript FAIR_WITHDRAW = LuaScript.load("fair_withdraw.lua", NOTICES);
     private static final LuaScript SHARED_RELEASE = LuaScript.load("shared_release.lua", FENCING, SHARES, NOTICES);
     private static final LuaScript SHARED_RENEW = LuaScript.load("shared_renew.lua", FENCING, SHARES);
+    private static final LuaScript SHORTEN = LuaScript.load("shorten.lua", NOTICES);
+    private static final LuaScript SHARED_SHORTEN = LuaScript.load("shared_shorten.lua", FENCING, SHARES);
     private static final BackendCapabilities CAPABILITIES =
             BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
 
@@ -391,25 +393,48 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
-     * Keeps {@code key} taken by {@code owner} for its next holder in this JVM, in one script: the owner check and
-     * the lease ({@code leaseMillis}, or the key's expiry as it is for 0). No token is issued: the next holder asks
-     * for its own ({@link #issueFencingToken}). Whether others wait is the mark a refused acquisition leaves on the
-     * key's value; {@link HandOffResult#NOT_HELD} when {@code owner} no longer holds the key.
+     * Keeps {@code key} taken for its next holder in this JVM, now by {@code nextOwner}, in one script: the owner
+     * check, the new owner (a waiter's mark carried over) and the lease ({@code leaseMillis}, or the key's expiry as
+     * it is for 0). No token is issued: the next holder asks for its own ({@link #issueFencingToken}). Whether others
+     * wait is the mark a refused acquisition leaves on the key's value; {@link HandOffResult#NOT_HELD} when
+     * {@code owner} no longer holds the key.
      */
     @Override
-    public HandOffResult handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
         requireOwner(owner);
+        requireOwner(nextOwner);
         if (leaseMillis < 0) {
             throw new IllegalArgumentException("leaseMillis must not be negative, got " + leaseMillis);
         }
         Object reply;
         try {
-            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key)), List.of(owner, Long.toString(leaseMillis)));
+            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key)), List.of(owner, nextOwner, Long.toString(leaseMillis)));
         } catch (JedisException e) {
             throw failure("handOff", key, e);
         }
         long waited = toLong(reply);
         return waited < 0 ? HandOffResult.NOT_HELD : new HandOffResult.Passed(AcquireResult.Acquired.TOKEN_ON_REQUEST, waited == 1);
+    }
+
+    /**
+     * Gives {@code owner}'s lease to {@code retiredOwner} with {@code keepMillis} left, in one script: the owner key
+     * rewritten (exclusive, fair, write), or the member replaced (read, permits).
+     */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        Objects.requireNonNull(kind, "kind");
+        requireOwner(owner);
+        requireOwner(retiredOwner);
+        requirePositive(keepMillis, "keepMillis");
+        Object reply;
+        try {
+            reply = runScript(kind.shared() ? SHARED_SHORTEN : SHORTEN, key, List.of(leaseKey(kind, key)),
+                    List.of(owner, retiredOwner, Long.toString(keepMillis)));
+        } catch (JedisException e) {
+            throw failure("shorten", key, e);
+        }
+        long code = toLong(reply);
+        return code == 1 ? RenewalResult.RENEWED : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN;
     }
 
     /**

@@ -331,6 +331,27 @@ public final class RedlockBackend implements LockBackend {
         return results;
     }
 
+    /**
+     * Gives the lease to {@code retiredOwner} with {@code keepMillis} left on every master; {@code RENEWED} only when a
+     * quorum did (each master's script rewrites the owner, so a late renewal of {@code owner} misses on every one).
+     */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
+        RedisLockBackend.requireOwner(owner);
+        View<RenewalResult> view = onEveryNode(node -> node.shorten(kind, key, owner, retiredOwner, keepMillis),
+                this::shortenDecided);
+        if (view.answered() < quorum) {
+            throw tooFewAnswered("shortening of key '" + key + "'", view.answered(), view);
+        }
+        int shortened = view.count(result -> result == RenewalResult.RENEWED);
+        if (shortened >= quorum) {
+            return RenewalResult.RENEWED;
+        }
+        return view.count(result -> result == RenewalResult.TAKEN) > view.count(result -> result == RenewalResult.EXPIRED)
+                ? RenewalResult.TAKEN : RenewalResult.EXPIRED;
+    }
+
     /** One node for all keys (every master renews every lease), batches of the configured renewal batch size. */
     @Override
     public Optional<RenewalGrouping> renewalGrouping() {
@@ -417,6 +438,14 @@ public final class RedlockBackend implements LockBackend {
             }
         }
         return true;
+    }
+
+    private boolean shortenDecided(View<RenewalResult> view) {
+        if (view.unexpected() != null) {
+            return true;
+        }
+        int shortened = view.count(result -> result == RenewalResult.RENEWED);
+        return quorumAnsweredOrUnreachable(view) && (shortened >= quorum || shortened + view.pending() < quorum);
     }
 
     /** True when a quorum answered, or so many failed that a quorum never will: either way the masters still busy cannot change the outcome's kind. */

@@ -49,22 +49,27 @@ class RedisHandOffTest {
             long first = issued(backend, "passed", "jvm-a");
             admin.pexpire(keys.lockKey("passed"), 40_000);
 
-            assertThat(passedToken(backend.handOff("passed", "jvm-a", 0))).as("the token the hand-off carries")
+            assertThat(passedToken(backend.handOff("passed", "jvm-a", "jvm-a-2", 0))).as("the token the hand-off carries")
                     .isEqualTo(AcquireResult.Acquired.TOKEN_ON_REQUEST);
             assertThat(admin.get(keys.counterKey("passed"))).as("the counter after the hand-off").isEqualTo(Long.toString(first));
-            long kept = issued(backend, "passed", "jvm-a");
+            assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, "passed", "jvm-a")).as("the previous holder's late issuance")
+                    .isEmpty();
+            long kept = issued(backend, "passed", "jvm-a-2");
             assertThat(kept).as("the next holder's token, asked for").isGreaterThan(first);
-            assertThat(admin.get(keys.lockKey("passed"))).isEqualTo("jvm-a");
+            assertThat(admin.get(keys.lockKey("passed"))).as("the key names the next holder").isEqualTo("jvm-a-2");
             assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry kept").isBetween(1L, 40_000L);
             assertThat(admin.get(keys.counterKey("passed"))).isEqualTo(Long.toString(kept));
 
-            passedToken(backend.handOff("passed", "jvm-a", 90_000));
-            long set = issued(backend, "passed", "jvm-a");
+            passedToken(backend.handOff("passed", "jvm-a-2", "jvm-a-3", 90_000));
+            long set = issued(backend, "passed", "jvm-a-3");
             assertThat(set).isGreaterThan(kept);
             assertThat(admin.pttl(keys.lockKey("passed"))).as("expiry set").isBetween(60_001L, 90_000L);
+            assertThat(passedToken(backend.handOff("passed", "jvm-a-2", "jvm-a-3", 90_000))).as("the same hand-off repeated")
+                    .isEqualTo(AcquireResult.Acquired.TOKEN_ON_REQUEST);
 
-            // The next holder's release is the owner's release with its own token.
-            assertThat(backend.release(LockKind.EXCLUSIVE, "passed", "jvm-a", set)).isEqualTo(ReleaseResult.RELEASED);
+            // The next holder releases with its own owner; the previous one's late release misses.
+            assertThat(backend.release(LockKind.EXCLUSIVE, "passed", "jvm-a-2", set)).isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(backend.release(LockKind.EXCLUSIVE, "passed", "jvm-a-3", set)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
@@ -74,8 +79,8 @@ class RedisHandOffTest {
              Jedis admin = redis.server().admin()) {
             assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "theirs", "jvm-b", 60_000)).isInstanceOf(AcquireResult.Acquired.class);
             long token = issued(backend, "theirs", "jvm-b");
-            assertThat(backend.handOff("theirs", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
-            assertThat(backend.handOff("never-taken", "jvm-a", 0)).isEqualTo(HandOffResult.NOT_HELD);
+            assertThat(backend.handOff("theirs", "jvm-a", "jvm-a-2", 0)).isEqualTo(HandOffResult.NOT_HELD);
+            assertThat(backend.handOff("never-taken", "jvm-a", "jvm-a-2", 0)).isEqualTo(HandOffResult.NOT_HELD);
             assertThat(admin.get(keys.lockKey("theirs"))).isEqualTo("jvm-b");
             assertThat(admin.get(keys.counterKey("theirs"))).as("no token issued").isEqualTo(Long.toString(token));
             assertThat(admin.exists(keys.lockKey("never-taken"))).isFalse();
@@ -98,12 +103,13 @@ class RedisHandOffTest {
             // Sections that never read their token: no token is issued, so only the passing of the key costs.
             long commandsBefore = redis.server().totalCommandCalls();
             passTheHotKeyOn(locks, overlaps, null);
-            // A release + acquisition costs 5 commands (SET NX; EVALSHA, GET, DEL, SET); a hand-off 2 (EVALSHA, GET).
-            // With no other JVM asking, the key passes on for as long as threads queue, so most of the 800 sections are
-            // hand-offs: below 3 means over two thirds, which holds even when a loaded machine leaves the queue empty
-            // now and then (five in six were hand-offs on JDK 25 beside two builds); without hand-offs it is 5.
+            // A release + acquisition costs 5 commands (SET NX; EVALSHA, GET, DEL, SET); a hand-off 3 (EVALSHA, GET, and
+            // the SET that gives the key the next holder's owner value). With no other JVM asking, the key passes on for
+            // as long as threads queue, so most of the 800 sections are hand-offs: below 3.7 means over two thirds,
+            // which holds even when a loaded machine leaves the queue empty now and then (five in six were hand-offs on
+            // JDK 25 beside two builds); without hand-offs it is 5.
             double perSection = (redis.server().totalCommandCalls() - commandsBefore) / 800.0;
-            assertThat(perSection).as("Redis commands per section").isLessThan(3.0);
+            assertThat(perSection).as("Redis commands per section").isLessThan(3.7);
         }
         assertThat(overlaps).hasValue(0);
         try (Jedis admin = redis.server().admin()) {

@@ -87,36 +87,36 @@ class RedisWaiterMarkTest {
              Jedis admin = redis.server().admin()) {
             acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "holder", 10_000));
             long token = backend.issueFencingToken(LockKind.EXCLUSIVE, "marked", "holder").orElseThrow();
-            HandOffResult unmarked = backend.handOff("marked", "holder", 0);
+            HandOffResult unmarked = backend.handOff("marked", "holder", "holder-2", 0);
             assertThat(unmarked).isInstanceOf(HandOffResult.Passed.class);
             assertThat(((HandOffResult.Passed) unmarked).othersWaiting()).as("nobody else asked yet").isFalse();
 
             AcquireResult refused = backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "waiter", 10_000);
             assertThat(refused).isInstanceOf(AcquireResult.Held.class);
             assertThat(((AcquireResult.Held) refused).remainingTtlMillis()).isBetween(1L, 10_000L);
-            assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
+            assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder-2+waited");
             assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "waiter", 10_000)).as("asked again").isInstanceOf(AcquireResult.Held.class);
-            assertThat(admin.get(keys.lockKey("marked"))).as("marked once").isEqualTo("holder+waited");
+            assertThat(admin.get(keys.lockKey("marked"))).as("marked once").isEqualTo("holder-2+waited");
 
-            assertThat(backend.renew(List.of(new LeaseRenewal("marked", "holder", 30_000)))).containsExactly(RenewalResult.RENEWED);
+            assertThat(backend.renew(List.of(new LeaseRenewal("marked", "holder-2", 30_000)))).containsExactly(RenewalResult.RENEWED);
             assertThat(admin.pttl(keys.lockKey("marked"))).isBetween(10_001L, 30_000L);
-            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "holder", 30_000)).as("the owner's repeated acquisition")
+            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "marked", "holder-2", 30_000)).as("the owner's repeated acquisition")
                     .isInstanceOf(AcquireResult.Acquired.class);
-            HandOffResult passed = backend.handOff("marked", "holder", 0);
+            HandOffResult passed = backend.handOff("marked", "holder-2", "holder-3", 0);
             assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
             assertThat(((HandOffResult.Passed) passed).othersWaiting()).as("the waiter's mark, seen by the hand-off").isTrue();
-            assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, "marked", "holder").orElseThrow())
+            assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, "marked", "holder-3").orElseThrow())
                     .as("the token asked for after it, with the key marked").isGreaterThan(token);
-            assertThat(admin.get(keys.lockKey("marked"))).isEqualTo("holder+waited");
+            assertThat(admin.get(keys.lockKey("marked"))).as("the mark carried to the next owner").isEqualTo("holder-3+waited");
             assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "waiter", 0)).as("not the waiter's to release").isEqualTo(ReleaseResult.NOT_OWNER);
 
             CountDownLatch released = new CountDownLatch(1);
             try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("marked", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 long last = ((HandOffResult.Passed) passed).fencingToken();
-                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder", last)).isEqualTo(ReleaseResult.RELEASED);
+                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder-3", last)).isEqualTo(ReleaseResult.RELEASED);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the marked release's notice").isTrue();
-                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder", last)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
+                assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder-3", last)).as("repeated").isEqualTo(ReleaseResult.ALREADY_FREE);
             }
             assertThat(admin.exists(keys.lockKey("marked"))).isFalse();
         }

@@ -199,21 +199,80 @@ public final class InMemoryLockBackend implements LockBackend {
         return result[0];
     }
 
-    /** Keeps the key taken by {@code owner}, with a new token and, when {@code leaseMillis} is positive, a new lease. */
+    /**
+     * Keeps the key taken, now by {@code nextOwner}, with a new token and, when {@code leaseMillis} is positive, a new
+     * lease; a key {@code nextOwner} holds already is this hand-off repeated.
+     */
     @Override
-    public HandOffResult handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
         Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(nextOwner, "nextOwner");
         HandOffResult[] result = {HandOffResult.NOT_HELD};
         records.computeIfPresent(key, (k, current) -> {
             long now = clock.getAsLong();
+            if (current.heldBy(nextOwner, now)) {
+                result[0] = new HandOffResult.Passed(tokensOnRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : current.token,
+                        current.othersWaiting);
+                return current;
+            }
             if (!current.heldBy(owner, now)) {
                 return current;
             }
             long token = tokensOnRequest ? current.token : lastToken.incrementAndGet();
             result[0] = new HandOffResult.Passed(tokensOnRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : token,
                     current.othersWaiting);
-            return new KeyRecord(owner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
+            return new KeyRecord(nextOwner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
                     current.othersWaiting, null);
+        });
+        return result[0];
+    }
+
+    /** Gives the lease to {@code retiredOwner} with {@code keepMillis} left, for every kind, in one step. */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(retiredOwner, "retiredOwner");
+        long keepNanos = leaseNanos(keepMillis);
+        RenewalResult[] result = {RenewalResult.EXPIRED};
+        if (kind.family() == LockKind.EXCLUSIVE.family()) {
+            records.computeIfPresent(key, (k, current) -> {
+                long now = clock.getAsLong();
+                if (!current.heldAt(now)) {
+                    return current;
+                }
+                if (current.owner.equals(retiredOwner)) {
+                    result[0] = RenewalResult.RENEWED;
+                    return current;
+                }
+                if (!current.owner.equals(owner)) {
+                    result[0] = RenewalResult.TAKEN;
+                    return current;
+                }
+                result[0] = RenewalResult.RENEWED;
+                return new KeyRecord(retiredOwner, current.token, now + keepNanos, current.othersWaiting, null);
+            });
+            return result[0];
+        }
+        sharesOf(kind).computeIfPresent(key, (k, shares) -> {
+            long now = clock.getAsLong();
+            shares.purge(now);
+            if (kind.mode() == LockKind.Mode.WRITE) {
+                if (owner.equals(shares.writer)) {
+                    shares.writer = retiredOwner;
+                    shares.writerEndsAtNanos = now + keepNanos;
+                    result[0] = RenewalResult.RENEWED;
+                } else if (retiredOwner.equals(shares.writer)) {
+                    result[0] = RenewalResult.RENEWED;
+                } else if (shares.writer != null) {
+                    result[0] = RenewalResult.TAKEN;
+                }
+            } else if (shares.holders.containsKey(retiredOwner)) {
+                result[0] = RenewalResult.RENEWED;
+            } else if (shares.holders.remove(owner) != null) {
+                shares.holders.put(retiredOwner, now + keepNanos);
+                result[0] = RenewalResult.RENEWED;
+            }
+            return shares;
         });
         return result[0];
     }

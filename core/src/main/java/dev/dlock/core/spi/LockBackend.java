@@ -104,17 +104,36 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Optional capability: passes {@code owner}'s exclusive lease on {@code key} to the next holder in this JVM
-     * in one call, instead of a release and an acquisition: the key stays taken by {@code owner} (the engine
-     * keeps local holders apart), and a fresh fencing token is issued as for an acquisition (or, by a store that issues
-     * on request, left for the next holder to ask for). When
+     * in one call, instead of a release and an acquisition: the key stays taken, now by {@code nextOwner} (a fresh
+     * owner token the engine made for the next holder), so that every owner-checked command still on its way for
+     * {@code owner} (a late renewal, release or token issuance) misses. A fresh fencing token is issued as for an
+     * acquisition (or, by a store that issues on request, left for the next holder to ask for). When
      * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Answers with the
      * token and whether another owner asked for the key meanwhile, or {@link HandOffResult#NOT_HELD} when
-     * {@code owner} no longer holds it. Only called when the {@linkplain #capabilities() capabilities} declare
-     * {@link BackendCapabilities#handOff() hand-off}; a failure throws
-     * {@link LockBackendException} with the outcome unknown.
+     * {@code owner} no longer holds it.
+     *
+     * <p>Must be idempotent: a key already held by {@code nextOwner} (this hand-off ran before and its reply was lost)
+     * answers {@link HandOffResult.Passed} again. Only called when the {@linkplain #capabilities() capabilities}
+     * declare {@link BackendCapabilities#handOff() hand-off}; a failure throws {@link LockBackendException} with the
+     * outcome unknown.
      */
-    default HandOffResult handOff(String key, String owner, long leaseMillis) {
+    default HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
+    }
+
+    /**
+     * Shortens {@code owner}'s lease of {@code kind} on {@code key} to {@code keepMillis} from now and, in the same
+     * atomic step, makes {@code retiredOwner} its owner: the key stays taken until then (a release before
+     * {@code lockAtLeastFor} ran out) and frees itself in the store, while no command still on its way for
+     * {@code owner} (a renewal that timed out at the client and was retried, say) can extend it again. Answers
+     * {@link RenewalResult#RENEWED} when done (also when the key is already held by {@code retiredOwner}: this call
+     * ran before), otherwise what a renewal would answer.
+     *
+     * <p>Default, for a store that cannot rewrite its owner: a renewal of {@code owner} to {@code keepMillis}, which
+     * a late renewal of the same owner can still undo (each store's docs say which it does).
+     */
+    default RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        return renew(List.of(new LeaseRenewal(key, owner, keepMillis, kind))).get(0);
     }
 
     /**
@@ -126,8 +145,8 @@ public interface LockBackend extends AutoCloseable {
      * <p>Why a token issued late is as good as one issued with the acquisition: holding periods of one key never
      * overlap, and the issuance refuses an owner that does not hold the key, so the token is larger than every token
      * of every earlier holder, and a holder whose lease was lost gets no token at all. The engine asks once per hold,
-     * the first time the holder reads its token, and never after the hold ended (the store owner stays the same
-     * across local hand-offs, so a late issuance would outrank the next holder); it asks again only after a failure
+     * the first time the holder reads its token, and never after the hold ended (an issuance that lands late misses:
+     * a local hand-off gives the key the next holder's own owner); it asks again only after a failure
      * (a second token issued while still holding is larger, and as correct). A failure throws
      * {@link LockBackendException} with the outcome unknown. Default: unsupported, for stores that issue every
      * token with the acquisition.

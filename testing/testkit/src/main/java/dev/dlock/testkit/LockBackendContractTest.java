@@ -525,6 +525,195 @@ public abstract class LockBackendContractTest {
         assertFree(manager(), key, "the key is free");
     }
 
+    // ------------------------------------------------------------------ a hold owns its store value
+
+    /**
+     * A watched holder's renewal is on its way (a slow network) when the holder releases and the key goes to a local
+     * waiter that asked for a fixed 10 s lease. The old renewal then lands: it must not set the successor's lease
+     * back to the watchdog's (or the key expires under the successor, another JVM takes it, and both hold it).
+     */
+    @Test
+    void aLateRenewalOfTheReleasingHolderCannotChangeTheLeaseOfTheNextLocalHolder() throws Exception {
+        assumeTrue(!storeKeepsLeasesBySession(), "the store keeps leases by its session: no renewals");
+        RecordingBackend backend = newBackend();
+        CountDownLatch renewalOnItsWay = new CountDownLatch(1);
+        CountDownLatch renewalMayLand = new CountDownLatch(1);
+        AtomicInteger landed = new AtomicInteger();
+        AtomicBoolean first = new AtomicBoolean(true);
+        backend.beforeRenew(batch -> {
+            if (batch.stream().anyMatch(r -> r.key().equals(key)) && first.compareAndSet(true, false)) {
+                renewalOnItsWay.countDown();
+                try {
+                    renewalMayLand.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        backend.aroundRenew(call -> {
+            try {
+                return call.get();
+            } finally {
+                landed.incrementAndGet();
+            }
+        });
+        LockManager jvm = manager(backend, b -> b.leaseTime(Duration.ofMillis(900)));
+        LockManager otherJvm = manager();
+        LockHandle holder = jvm.acquire(key, Duration.ZERO);
+        assertThat(renewalOnItsWay.await(10, TimeUnit.SECONDS)).as("the watchdog sent a renewal").isTrue();
+        // Queued in this JVM before the release: the release passes the key straight to it where the store can.
+        CompletableFuture<LockHandle> successor = acquireAsyncElsewhere(jvm, LockRequest.builder(key)
+                .leaseTime(Duration.ofSeconds(10)).waitTime(Duration.ofSeconds(10)).build());
+        holder.close();
+        try (LockHandle next = successor.get(10, TimeUnit.SECONDS)) {
+            renewalMayLand.countDown();
+            awaitTrue(Duration.ofSeconds(10), () -> landed.get() > 0);
+            Optional<LockHandle> overlapping = otherJvm.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(3)).build());
+            overlapping.ifPresent(LockHandle::close);
+            assertThat(overlapping).as("another JVM within 3 s of the old renewal landing, while the next holder's 10 s "
+                    + "lease runs (held: %s)", next.isHeld()).isEmpty();
+            assertThat(next.isHeld()).isTrue();
+        }
+    }
+
+    /**
+     * A renewal that timed out at the client is still on its way when the holder releases before
+     * {@code lockAtLeastFor} ends; it lands after the release shortened the lease. It must not keep the key a whole
+     * watchdog lease: the key frees itself when {@code lockAtLeastFor} ends.
+     */
+    @Test
+    void aRenewalThatTimedOutAndLandsAfterTheShorteningCannotKeepTheKeyPastLockAtLeastFor() throws Exception {
+        assumeTrue(!storeKeepsLeasesBySession(), "the store keeps leases by its session: no lockAtLeastFor");
+        RecordingBackend backend = newBackend();
+        CountDownLatch renewalGaveUp = new CountDownLatch(1);
+        CountDownLatch renewalMayLand = new CountDownLatch(1);
+        CountDownLatch landed = new CountDownLatch(1);
+        AtomicBoolean first = new AtomicBoolean(true);
+        backend.aroundRenew(call -> {
+            if (!first.compareAndSet(true, false)) {
+                return call.get();
+            }
+            // The client gives up at once; the command reaches the store later.
+            start(() -> {
+                try {
+                    renewalMayLand.await(20, TimeUnit.SECONDS);
+                    call.get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    landed.countDown();
+                }
+            });
+            renewalGaveUp.countDown();
+            throw new LockBackendException("read timed out (the command is still on its way)", null);
+        });
+        Duration lockAtLeastFor = Duration.ofSeconds(3);
+        LockManager jvm = manager(backend, b -> b.leaseTime(Duration.ofSeconds(6)));
+        LockManager otherJvm = manager();
+        long acquiredAt = System.nanoTime();
+        LockHandle job = jvm.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).lockAtLeastFor(lockAtLeastFor).build());
+        assertThat(renewalGaveUp.await(10, TimeUnit.SECONDS)).as("the watchdog's renewal timed out").isTrue();
+        job.close();
+        renewalMayLand.countDown();
+        assertThat(landed.await(10, TimeUnit.SECONDS)).as("the late renewal landed").isTrue();
+        // Fixed: free at lockAtLeastFor (3 s after acquiring); the bug kept it a whole 6 s lease from the late renewal.
+        Duration waitFor = lockAtLeastFor.plusMillis(3_500).minus(Duration.ofNanos(System.nanoTime() - acquiredAt));
+        Optional<LockHandle> next = otherJvm.tryAcquire(LockRequest.builder(key).waitTime(waitFor).build());
+        long freedAfterMillis = Duration.ofNanos(System.nanoTime() - acquiredAt).toMillis();
+        next.ifPresent(LockHandle::close);
+        assertThat(next).as("another JVM took the key by %s ms after the acquisition (lockAtLeastFor %s)",
+                lockAtLeastFor.plusMillis(3_500).toMillis(), lockAtLeastFor).isPresent();
+        assertThat(freedAfterMillis).as("ms until another JVM took the key").isGreaterThanOrEqualTo(lockAtLeastFor.toMillis() - 5);
+    }
+
+    // ------------------------------------------------------------------ the local turn ends with the lease
+
+    /**
+     * A fixed lease runs out while its handle is still open: every other JVM may take the key now, and so may this
+     * JVM's own waiting threads and asynchronous acquisitions, with or without local hand-offs. The old handle still
+     * reports the loss at its release, and that release takes nothing from the next holder.
+     */
+    @Test
+    void aFixedLeaseThatRanOutLetsTheJvmsOwnWaitersIn() throws Exception {
+        for (boolean handOffs : new boolean[] {true, false}) {
+            LockManager jvm = manager(newBackend(), b -> b.localHandOff(handOffs));
+            String k = key + ":" + handOffs;
+            LockHandle expired = jvm.acquire(LockRequest.builder(k).leaseTime(Duration.ofMillis(500)).waitTime(Duration.ZERO).build());
+            CompletableFuture<LockHandle> async = acquireAsyncElsewhere(jvm, LockRequest.builder(k).waitTime(Duration.ofSeconds(15)).build());
+            AtomicReference<Object> threadOutcome = new AtomicReference<>();
+            CountDownLatch threadDone = new CountDownLatch(1);
+            CountDownLatch threadMayRelease = new CountDownLatch(1);
+            start(() -> {
+                try (LockHandle mine = jvm.acquire(k, Duration.ofSeconds(15))) {
+                    threadOutcome.set(mine.isHeld());
+                    threadDone.countDown();
+                    threadMayRelease.await(20, TimeUnit.SECONDS);
+                } catch (RuntimeException | InterruptedException e) {
+                    threadOutcome.set(e);
+                    threadDone.countDown();
+                }
+            });
+            LockHandle first;
+            try {
+                first = async.get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("the JVM's own asynchronous waiter did not get the key within 10 s of the 500 ms "
+                        + "lease running out, with the expired handle still open (local hand-offs " + handOffs + ")", e);
+            }
+            assertThat(expired.isHeld()).isFalse();
+            assertThatThrownBy(expired::close).as("the expired handle's release").isInstanceOf(LockLostException.class);
+            assertThat(first.isHeld()).as("the next holder, after the expired handle's release").isTrue();
+            assertThat(manager().tryAcquire(k)).as("another JVM while the next holder holds it").isEmpty();
+            first.close();
+            assertThat(threadDone.await(10, TimeUnit.SECONDS)).as("the JVM's own waiting thread got its turn").isTrue();
+            assertThat(threadOutcome.get()).as("the waiting thread's acquisition").isEqualTo(true);
+            threadMayRelease.countDown();
+        }
+    }
+
+    /**
+     * A watched lease the store lost (the key deleted behind its holder's back) is reported lost; the JVM's own
+     * waiter then gets the key without waiting for the old handle to be closed.
+     */
+    @Test
+    void aLostLeaseLetsTheJvmsOwnWaiterIn() throws Exception {
+        CountDownLatch lost = new CountDownLatch(1);
+        LockManager jvm = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)).listener(new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String lostKey, String reason) {
+                lost.countDown();
+            }
+        }));
+        LockHandle holder = jvm.acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());
+        deleteKey(key);
+        assertThat(lost.await(15, TimeUnit.SECONDS)).as("the loss reported to the holder").isTrue();
+        try (LockHandle next = waiter.get(10, TimeUnit.SECONDS)) {
+            assertThat(next.isHeld()).isTrue();
+            assertThat(holder.isHeld()).isFalse();
+            assertThatThrownBy(holder::close).as("the lost handle's release").isInstanceOf(LockLostException.class);
+            assertThat(next.isHeld()).as("the next holder, after the lost handle's release").isTrue();
+            assertThat(manager().tryAcquire(key)).as("another JVM while the next holder holds it").isEmpty();
+        }
+    }
+
+    /** An operator's forced release in a single-instance application: the JVM's own waiter gets the key at once. */
+    @Test
+    void aForcedReleaseLetsTheJvmsOwnWaiterIn() throws Exception {
+        RecordingBackend backend = newBackend();
+        assumeTrue(backend.holderInspection().isPresent(), "the store cannot force a release");
+        LockManager jvm = manager(backend, b -> { });
+        LockHandle stuck = jvm.acquire(key, Duration.ZERO);
+        CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());
+        assertThat(jvm.forceRelease(key)).as("the holders removed").hasSize(1);
+        // The watched lease is 30 s: its next renewal would come after 10 s, its release never.
+        try (LockHandle next = waiter.get(5, TimeUnit.SECONDS)) {
+            assertThat(stuck.isHeld()).isFalse();
+            assertThatThrownBy(stuck::close).isInstanceOf(LockLostException.class).hasMessageContaining("forced release");
+            assertThat(next.isHeld()).isTrue();
+        }
+    }
+
     @Test
     void aDeletedKeyIsReportedLostToItsHolder() throws Exception {
         CountDownLatch lost = new CountDownLatch(1);
@@ -782,6 +971,14 @@ public abstract class LockBackendContractTest {
             }
             sleep(10);
         }
+    }
+
+    /**
+     * {@code jvm.acquireAsync(request)} called on another thread than the test's (which may hold the key already, and
+     * would re-enter it), returning once the acquisition is queued.
+     */
+    protected static CompletableFuture<LockHandle> acquireAsyncElsewhere(LockManager jvm, LockRequest request) {
+        return CompletableFuture.supplyAsync(() -> jvm.acquireAsync(request)).join();
     }
 
     /** Starts {@code work} on a thread that the suite interrupts after the test. */

@@ -21,6 +21,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNoException;
@@ -219,10 +220,10 @@ public abstract class LockBackendSpiContractTest {
         assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
         String a = owner("a");
         String b = owner("b");
-        assertThat(store.handOff(key, a, 0)).as("a free key").isEqualTo(HandOffResult.NOT_HELD);
+        assertThat(store.handOff(key, a, owner("a2"), 0)).as("a free key").isEqualTo(HandOffResult.NOT_HELD);
         LockBackend other = newBackend();
         long othersToken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
-        assertThat(store.handOff(key, a, LEASE_MILLIS)).as("a key another owner holds").isEqualTo(HandOffResult.NOT_HELD);
+        assertThat(store.handOff(key, a, owner("a2"), LEASE_MILLIS)).as("a key another owner holds").isEqualTo(HandOffResult.NOT_HELD);
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, othersToken)).as("the holder's release").isEqualTo(ReleaseResult.RELEASED);
     }
 
@@ -234,16 +235,79 @@ public abstract class LockBackendSpiContractTest {
         if (fences()) {
             token = issued(store, a, token);
         }
-        HandOffResult passed = store.handOff(key, a, LEASE_MILLIS);
+        String a2 = owner("a2");
+        HandOffResult passed = store.handOff(key, a, a2, LEASE_MILLIS);
         assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
         long next = ((HandOffResult.Passed) passed).fencingToken();
         if (fences()) {
-            next = issued(store, a, next);
+            next = issued(store, a2, next);
             assertThat(next).as("the token of the hand-off").isGreaterThan(token);
         }
         assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
                 .isInstanceOf(AcquireResult.Held.class);
-        assertThat(store.release(LockKind.EXCLUSIVE, key, a, next)).isEqualTo(ReleaseResult.RELEASED);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a2, next)).isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /**
+     * After a hand-off the key is the next owner's: every command still on its way for the previous owner misses
+     * (a renewal that would set its own lease, a release, a token issuance), and a repeated hand-off is "passed"
+     * again, not "not held".
+     */
+    @Test
+    void aHandOffGivesTheKeyToTheNextOwnerSoThePreviousOwnersLateCommandsMiss() {
+        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        String a = owner("a");
+        String a2 = owner("a2");
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.handOff(key, a, a2, LEASE_MILLIS)).isInstanceOf(HandOffResult.Passed.class);
+        assertThat(store.handOff(key, a, a2, LEASE_MILLIS)).as("the same hand-off repeated (a client retry)")
+                .isInstanceOf(HandOffResult.Passed.class);
+        assertThat(store.renew(List.of(new LeaseRenewal(key, a, 1_000))).get(0)).as("the previous owner's late renewal")
+                .isEqualTo(RenewalResult.TAKEN);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, AcquireResult.Acquired.TOKEN_ON_REQUEST))
+                .as("the previous owner's late release").isEqualTo(ReleaseResult.NOT_OWNER);
+        if (fences() && store.capabilities().handOff()) {
+            try {
+                assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("a token asked for by the previous owner")
+                        .isEmpty();
+            } catch (UnsupportedOperationException e) {
+                // The store issues every token with its acquisition.
+            }
+        }
+        assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a2, AcquireResult.Acquired.TOKEN_ON_REQUEST))
+                .as("the next owner's release").isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /**
+     * A shortened lease ({@code lockAtLeastFor}) belongs to its retired owner: it frees itself when its time is up, and
+     * a renewal of the owner sent before the shortening but landing after it cannot extend it again.
+     */
+    @Test
+    void aShortenedLeaseFreesItselfAndTheOwnersLateRenewalCannotExtendIt() throws Exception {
+        String a = owner("a");
+        assumeTrue(store.sessionLeases().isEmpty(), "the store keeps leases by its session: no lockAtLeastFor");
+        String retired = owner("a-retired");
+        acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.shorten(LockKind.EXCLUSIVE, key, a, retired, 1_500)).isEqualTo(RenewalResult.RENEWED);
+        assertThat(store.shorten(LockKind.EXCLUSIVE, key, a, retired, 1_500)).as("the same shortening repeated")
+                .isEqualTo(RenewalResult.RENEWED);
+        assertThat(store.renew(List.of(new LeaseRenewal(key, a, LEASE_MILLIS))).get(0)).as("the owner's late renewal")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        LockBackend other = newBackend();
+        String b = owner("b");
+        assertThat(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS)).as("another owner, while the shortened lease lasts")
+                .isInstanceOf(AcquireResult.Held.class);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        AcquireResult taken;
+        do {
+            Thread.sleep(100);
+            taken = other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS);
+        } while (!(taken instanceof AcquireResult.Acquired) && System.nanoTime() - deadline < 0);
+        assertThat(taken).as("another owner once the shortened lease ran out (the lease was %s ms)", LEASE_MILLIS)
+                .isInstanceOf(AcquireResult.Acquired.class);
+        other.release(LockKind.EXCLUSIVE, key, b, ((AcquireResult.Acquired) taken).fencingToken());
     }
 
     /**

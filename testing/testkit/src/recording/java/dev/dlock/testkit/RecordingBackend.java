@@ -64,11 +64,14 @@ public final class RecordingBackend implements LockBackend {
     public final List<LeaseRenewal> renewals = new CopyOnWriteArrayList<>();
     /** Every renewal entry sent with the time it was sent, in order. */
     public final List<SentRenewal> sentRenewals = new CopyOnWriteArrayList<>();
+    /** Every shortening sent (a release before {@code lockAtLeastFor} ran out), as the retired owner's lease, in order. */
+    public final List<SentRenewal> sentShortenings = new CopyOnWriteArrayList<>();
     /** The size of every renewal batch sent, in order. */
     public final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
     private volatile BiConsumer<String, AcquireResult> afterAcquire = (owner, result) -> { };
     private volatile Function<Supplier<ReleaseResult>, ReleaseResult> aroundRelease = Supplier::get;
+    private volatile Function<Supplier<List<RenewalResult>>, List<RenewalResult>> aroundRenew = Supplier::get;
     private volatile Function<Supplier<HandOffResult>, HandOffResult> aroundHandOff = Supplier::get;
     private volatile Function<Supplier<OptionalLong>, OptionalLong> aroundIssue = Supplier::get;
     private volatile UnaryOperator<BackendCapabilities> capabilities = UnaryOperator.identity();
@@ -95,6 +98,14 @@ public final class RecordingBackend implements LockBackend {
     /** Routes each release through {@code around}, which gets the real call and decides whether, and how, it reaches the store. */
     public void aroundRelease(Function<Supplier<ReleaseResult>, ReleaseResult> around) {
         this.aroundRelease = around;
+    }
+
+    /**
+     * Routes each renewal batch through {@code around}, which gets the real call and decides whether, when and how
+     * often it reaches the store: a call the client gave up on while its command still lands later, say.
+     */
+    public void aroundRenew(Function<Supplier<List<RenewalResult>>, List<RenewalResult>> around) {
+        this.aroundRenew = around;
     }
 
     /** Routes each hand-off through {@code around}, which gets the real call and may hold it or act while it is in flight. */
@@ -177,7 +188,13 @@ public final class RecordingBackend implements LockBackend {
             sentRenewals.add(new SentRenewal(renewal, now));
         }
         renewals.addAll(batch);
-        return delegate.renew(batch);
+        return aroundRenew.apply(() -> delegate.renew(batch));
+    }
+
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        sentShortenings.add(new SentRenewal(new LeaseRenewal(key, retiredOwner, keepMillis, kind), System.nanoTime()));
+        return delegate.shorten(kind, key, owner, retiredOwner, keepMillis);
     }
 
     @Override
@@ -215,10 +232,10 @@ public final class RecordingBackend implements LockBackend {
     }
 
     @Override
-    public HandOffResult handOff(String key, String owner, long leaseMillis) {
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
         handOffs.incrementAndGet();
         passes.add("handOff");
-        return aroundHandOff.apply(() -> delegate.handOff(key, owner, leaseMillis));
+        return aroundHandOff.apply(() -> delegate.handOff(key, owner, nextOwner, leaseMillis));
     }
 
     @Override

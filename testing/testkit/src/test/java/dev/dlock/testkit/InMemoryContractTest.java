@@ -108,6 +108,12 @@ class InMemoryContractTest extends LockBackendContractTest {
         }
 
         @Override
+        public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+            COMMANDS.incrementAndGet();
+            return STORE.shorten(kind, key, owner, retiredOwner, keepMillis);
+        }
+
+        @Override
         public Optional<ReleaseNotices> releaseNotices() {
             return STORE.releaseNotices().map(CountingNotices::new);
         }

@@ -60,25 +60,29 @@ class HandOffInterleavingsTest {
     }
 
     @Test
-    void aLeaseLostWhileThreadAndAsyncWaitersQueueGivesTheTurnOnAndLeavesNothingBehind() {
-        // Thread 1 holds the key; its lease is lost (the store dropped it) while a thread and an asynchronous
-        // acquisition queue for the key and the old holder releases: the waiters get the key without the old handle's
-        // release, the release reports the loss, one holder at a time, nothing left held.
+    void aLeaseLostWhileWaitersQueueGivesTheTurnOnAndLeavesNothingBehind() {
+        // Thread 1 holds the key; its lease is lost (the store dropped it, the engine learns it) while two threads queue
+        // for the key and the old holder releases: the waiters get the key without the old handle's release (else one
+        // hangs), the release reports the loss, one holder at a time, nothing left held. Asynchronous waiters are not
+        // modelled: their store steps run on dlock's pool threads, outside the model checker's control (a try hung);
+        // LockBackendContractTest's lapse tests cover them on every store.
         explore(300, scenario(
                 List.of(actor("holdKey")),
                 List.of(actor("loseHeldKey")),
                 List.of(actor("section")),
-                List.of(actor("queueAsync"), actor("releaseKey"))));
+                List.of(actor("section")),
+                List.of(actor("releaseKey"))));
     }
 
     @Test
-    void asyncWaitersQueuedBesideThreadsGetTheKeyInTurn() {
-        // An asynchronous acquisition queues beside thread waiters while the key passes along: each gets its turn.
-        explore(300, scenario(
+    void waitersGetTheKeyOfALostLeaseWithoutItsRelease() {
+        // The old holder releases only after every parallel operation finished: the two waiters must get the key from
+        // the loss alone. Before the local turn ended with the lease, they hung here.
+        explore(200, new ExecutionScenario(
                 List.of(actor("holdKey")),
-                List.of(actor("releaseKey"), actor("section")),
-                List.of(actor("queueAsync")),
-                List.of(actor("section"))));
+                List.of(List.of(actor("loseHeldKey")), List.of(actor("section")), List.of(actor("section"))),
+                List.of(actor("releaseKey")),
+                null));
     }
 
     @Test

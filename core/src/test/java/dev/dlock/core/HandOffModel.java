@@ -44,9 +44,6 @@ public class HandOffModel {
     private LockHandle held;
     /** True while {@link #held}'s section counts as inside: until its release, or until its lease is lost. */
     private final AtomicBoolean heldInside = new AtomicBoolean();
-    /** Asynchronous acquisitions started by {@link #queueAsync()}; {@link #settled()} waits for each and releases it. */
-    private final java.util.List<java.util.concurrent.CompletableFuture<LockHandle>> asyncWaiters =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Made by Lincheck before each invocation, outside the model (so the watchdog thread it starts is not modelled). */
     public HandOffModel() {
@@ -115,26 +112,6 @@ public class HandOffModel {
         }
         store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
         locks.leaseLost(lease, "the store lost it (the model)");
-    }
-
-    /**
-     * Queues an asynchronous acquisition (a {@code CompletableFuture} method's): its place in the turn queue is taken
-     * here, its store calls run on dlock's threads; {@link #settled()} waits for it to get the key and releases it.
-     */
-    @Operation
-    public void queueAsync() {
-        asyncWaiters.add(locks.acquireAsync(request().build()));
-    }
-
-    /**
-     * From now on, every hand-off interrupts the thread of a running {@link #sectionUnlessInterrupted()} while the
-     * key passes in the store, that is while the releasing holder has picked its successor (scenarios' initial part).
-     */
-    public void interruptDuringHandOffs() {
-        tapped.aroundHandOff(handOff -> {
-            interrupt();
-            return handOff.get();
-        });
     }
 
     /** Waits for the key, holds it through a section, releases it. */
@@ -251,17 +228,6 @@ public class HandOffModel {
      */
     @Validate
     public void settled() {
-        for (java.util.concurrent.CompletableFuture<LockHandle> waiter : asyncWaiters) {
-            LockHandle handle;
-            try {
-                handle = waiter.get(30, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (Exception e) {
-                throw new AssertionError("an asynchronous waiter never got the key after every thread finished", e);
-            }
-            enterSection(handle);
-            leaveSection();
-            handle.close();
-        }
         if (overlaps.get() != 0) {
             throw new AssertionError(overlaps.get() + " sections began while another holder was inside");
         }

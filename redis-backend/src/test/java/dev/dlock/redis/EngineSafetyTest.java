@@ -164,6 +164,59 @@ class EngineSafetyTest {
         taken.close();
     }
 
+    /**
+     * Issue 37, item 2: read leases and permits, watched and fixed, are held when Redis restarts without persistence;
+     * another application takes each key (a writer, the one permit) from the empty server; each holder's release,
+     * inside its lease, tells it the lease was lost (LockLostException and one onLeaseLost), never a clean release.
+     * The leases are long, so that no renewal finds the loss first: the release alone must tell it.
+     */
+    @Test
+    void aReadLeaseOrPermitTheRestartLostIsReportedLostAtReleaseWatchedOrFixed() throws Exception {
+        RedisServerProcess own = RedisServerProcess.start();
+        closeAfterTest.add(own);
+        RedisClient holderClient = RedisTestSupport.client(own);
+        RedisClient otherClient = RedisTestSupport.client(own);
+        closeAfterTest.add(holderClient);
+        closeAfterTest.add(otherClient);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockListener losses = new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                lost.add(key);
+            }
+        };
+        RedisLockBackend holderBackend = RedisLockBackend.builder(holderClient).build();
+        LockManager holder = manager(new RecordingBackend(holderBackend), Duration.ofSeconds(30), holderBackend, losses);
+        LockManager otherApp = manager(otherClient, Duration.ofSeconds(30));
+        LockKind onePermit = LockKind.permits(1);
+        List<LockKind[]> pairs = List.of(new LockKind[] {LockKind.READ, LockKind.WRITE}, new LockKind[] {onePermit, onePermit});
+        List<String> keys = new ArrayList<>();
+        List<LockHandle> held = new ArrayList<>();
+        for (LockKind[] pair : pairs) {
+            for (boolean watched : new boolean[] {true, false}) {
+                String key = freshKey("restart-" + pair[0].mode() + (watched ? "-watched" : "-fixed"));
+                LockRequest.Builder asked = LockRequest.builder(key).kind(pair[0]).waitTime(Duration.ZERO);
+                held.add(holder.acquire(watched ? asked.build() : asked.leaseTime(Duration.ofSeconds(30)).build()));
+                keys.add(key);
+            }
+        }
+        own.restart();
+        List<LockHandle> taken = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            LockRequest asked = LockRequest.builder(keys.get(i)).kind(pairs.get(i / 2)[1]).waitTime(Duration.ZERO).build();
+            taken.add(RedisTestSupport.retrying(Duration.ofSeconds(5), () -> otherApp.acquire(asked)));
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            assertThat(held.get(i).isHeld()).as("%s: the holder, within its lease, unaware", key).isTrue();
+            assertThatThrownBy(held.get(i)::close).as("%s: the release of the share the restart lost", key)
+                    .isInstanceOf(LockLostException.class).hasMessageContaining(key);
+            assertThat(lost).as("%s: onLeaseLost", key).containsOnlyOnce(key);
+            assertThat(taken.get(i).isHeld()).as("%s: the other application's lock", key).isTrue();
+            taken.get(i).close();
+        }
+    }
+
     /** Item 11: when the store stays unreachable, the release says that its outcome is unknown. */
     @Test
     void aReleaseThatCannotReachTheStoreSaysTheOutcomeIsUnknown() {

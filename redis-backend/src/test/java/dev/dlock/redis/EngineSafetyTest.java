@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -209,8 +210,8 @@ class EngineSafetyTest {
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
             assertThat(held.get(i).isHeld()).as("%s: the holder, within its lease, unaware", key).isTrue();
-            assertThatThrownBy(held.get(i)::close).as("%s: the release of the share the restart lost", key)
-                    .isInstanceOf(LockLostException.class).hasMessageContaining(key);
+            assertThatExceptionOfType(LockLostException.class).as("%s: the release of the share the restart lost", key)
+                    .isThrownBy(held.get(i)::close).withMessageContaining(key);
             assertThat(lost).as("%s: onLeaseLost", key).containsOnlyOnce(key);
             assertThat(taken.get(i).isHeld()).as("%s: the other application's lock", key).isTrue();
             taken.get(i).close();

@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -550,8 +551,8 @@ public abstract class LockKindsContractTest {
                 LockHandle taker = takerSide.acquire(LockRequest.builder(pairKey).kind(pair[1]).waitTime(Duration.ZERO).build());
                 assertThat(taker.isHeld()).as("%s: the other JVM's %s lock", pairKey, pair[1]).isTrue();
                 assertThat(holder.isHeld()).as("%s: the holder, within its lease, unaware", pairKey).isTrue();
-                assertThatThrownBy(holder::close).as("%s: the release of the lost share", pairKey)
-                        .isInstanceOf(LockLostException.class).hasMessageContaining(pairKey);
+                assertThatExceptionOfType(LockLostException.class).as("%s: the release of the lost share", pairKey)
+                        .isThrownBy(holder::close).withMessageContaining(pairKey);
                 assertThat(lost).as("%s: onLeaseLost", pairKey).containsOnlyOnce(pairKey);
                 taker.close();
             }

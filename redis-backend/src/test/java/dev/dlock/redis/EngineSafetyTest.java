@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,6 +78,20 @@ class EngineSafetyTest {
         closeAfterTest.add(backend);
         closeAfterTest.add(locks);
         return locks;
+    }
+
+    /** A server of the test's own, which it may kill or restart; stopped after the test. */
+    private RedisServerProcess ownServer() {
+        RedisServerProcess own = RedisServerProcess.start();
+        closeAfterTest.add(own);
+        return own;
+    }
+
+    /** A client of {@code server}, closed after the test (before the server). */
+    private RedisClient clientOf(RedisServerProcess server) {
+        RedisClient created = RedisTestSupport.client(server);
+        closeAfterTest.add(created);
+        return created;
     }
 
     private static String freshKey(String name) {
@@ -145,12 +160,9 @@ class EngineSafetyTest {
      */
     @Test
     void aReleaseAfterAQuickRestartTellsTheHolderItsLeaseWasTaken() throws Exception {
-        RedisServerProcess own = RedisServerProcess.start();
-        closeAfterTest.add(own);
-        RedisClient holderClient = RedisTestSupport.client(own);
-        RedisClient otherClient = RedisTestSupport.client(own);
-        closeAfterTest.add(holderClient);
-        closeAfterTest.add(otherClient);
+        RedisServerProcess own = ownServer();
+        RedisClient holderClient = clientOf(own);
+        RedisClient otherClient = clientOf(own);
         LockManager holder = manager(holderClient, Duration.ofSeconds(30));
         LockManager otherApp = manager(otherClient, Duration.ofSeconds(30));
         String key = freshKey("restart");
@@ -173,19 +185,11 @@ class EngineSafetyTest {
      */
     @Test
     void aReadLeaseOrPermitTheRestartLostIsReportedLostAtReleaseWatchedOrFixed() throws Exception {
-        RedisServerProcess own = RedisServerProcess.start();
-        closeAfterTest.add(own);
-        RedisClient holderClient = RedisTestSupport.client(own);
-        RedisClient otherClient = RedisTestSupport.client(own);
-        closeAfterTest.add(holderClient);
-        closeAfterTest.add(otherClient);
+        RedisServerProcess own = ownServer();
+        RedisClient holderClient = clientOf(own);
+        RedisClient otherClient = clientOf(own);
         List<String> lost = new CopyOnWriteArrayList<>();
-        LockListener losses = new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String key, String reason) {
-                lost.add(key);
-            }
-        };
+        LockListener losses = onLeaseLost((key, reason) -> lost.add(key));
         RedisLockBackend holderBackend = RedisLockBackend.builder(holderClient).build();
         LockManager holder = manager(new RecordingBackend(holderBackend), Duration.ofSeconds(30), holderBackend, losses);
         LockManager otherApp = manager(otherClient, Duration.ofSeconds(30));
@@ -264,12 +268,7 @@ class EngineSafetyTest {
     @Test
     void aHolderWhoseLeaseRanOutAndWasTakenGetsNoTokenAndIsToldItsLeaseWasLost() {
         List<String> lost = new CopyOnWriteArrayList<>();
-        LockListener losses = new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String key, String reason) {
-                lost.add(reason);
-            }
-        };
+        LockListener losses = onLeaseLost((key, reason) -> lost.add(reason));
         RedisLockBackend backend = RedisLockBackend.builder(client).build();
         LockManager holder = manager(new RecordingBackend(backend), Duration.ofSeconds(30), backend, losses);
         LockManager otherApp = manager(client, Duration.ofSeconds(30));
@@ -286,6 +285,16 @@ class EngineSafetyTest {
         }
         assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
         assertThat(lost).as("loss reports after the release").hasSize(1);
+    }
+
+    /** A listener that hands each lost lease's key and reason to {@code report}. */
+    private static LockListener onLeaseLost(BiConsumer<String, String> report) {
+        return new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                report.accept(key, reason);
+            }
+        };
     }
 
     private static String ownerOf(String key) {

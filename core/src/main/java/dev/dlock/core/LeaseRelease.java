@@ -114,7 +114,7 @@ final class LeaseRelease {
             if (forced != null || result == ReleaseResult.NOT_OWNER || !lease.surelyLive(System.nanoTime())) {
                 lostBecause = forced != null ? forced : lease.watched
                         ? "at release the key was gone or held by another owner"
-                        : "the fixed lease of " + lease.leaseMillis + " ms ran out before release";
+                        : "the fixed lease of " + lease.leaseMillis + " ms ran out before release, or the store lost it";
                 manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
             }
         } else if (unknownOutcome != null && !liveAtRelease) {

@@ -81,9 +81,9 @@ final class RedisKeys {
     }
 
     /**
-     * The record of the last release of {@code key}'s lock of {@code kind} (an owner-key kind: exclusive, fair, write):
-     * the owner whose release freed it, kept briefly so that a repeated release is told from a lost lease; same slot
-     * as the lock key.
+     * The record of the releases of {@code key}'s lock of {@code kind}, kept briefly so that a repeated release is told
+     * from a lost lease: for an owner-key kind (exclusive, fair, write) the owner whose release freed it last, for a
+     * shared kind (read, permits) a sorted set of the owners released lately; same slot as the lock key.
      */
     String lastReleaseKey(LockKind kind, String key) {
         return leaseKey(kind, key) + RELEASE_RECORD_SUFFIX;

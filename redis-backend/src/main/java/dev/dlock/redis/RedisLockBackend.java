@@ -66,8 +66,9 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * a non-owner, so that token is still larger than every earlier holder's, and a holder whose lease was lost gets
  * none. A hand-off to the next local holder issues none either. A release records the releasing owner beside the
  * key for {@value #RELEASE_RECORD_MILLIS} ms, which tells a repeated release ({@code ALREADY_FREE}) from a lost
- * lease ({@code NOT_OWNER}); a lease that ran out unreleased is {@code NOT_OWNER}. The other kinds issue their
- * token with the acquisition, in their script.
+ * lease ({@code NOT_OWNER}); a lease that ran out unreleased is {@code NOT_OWNER}. A read lease or permit is released
+ * the same way, its record one entry of a sorted set of recent releases beside the members' set. The other kinds
+ * issue their token with the acquisition, in their script.
  *
  * <p><b>Kinds.</b> Every {@link LockKind} is supported, each key's companions under its hash tag (one
  * slot): exclusive and fair share the lock key, fair waiters queue in {@code :queue} (arrival order) and
@@ -101,6 +102,13 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      */
     static final long RELEASE_RECORD_MILLIS = 60_000;
     private static final String RELEASE_RECORD_TTL = Long.toString(RELEASE_RECORD_MILLIS);
+    /**
+     * The most records of released owners a read or permits set keeps ({@code shared_release.lua}): a repeat is
+     * misread as lost only when more than this many other owners released the key's shares between the release and its
+     * repeat (the engine repeats within 2 s); it bounds the record at a few hundred kB on the hottest key.
+     */
+    static final int MAX_SHARED_RELEASE_RECORDS = 10_000;
+    private static final String SHARED_RELEASE_RECORDS = Integer.toString(MAX_SHARED_RELEASE_RECORDS);
     private static final String ISSUE_NOW = "issue";
     private static final String ISSUE_ON_REQUEST = "on-request";
     private static final long ACQUIRED = 1;
@@ -377,9 +385,11 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      * Releases {@code key}'s lock of {@code kind} if {@code owner} holds it, and tells the key's waiters of
      * every kind, with a release notice. Exclusive, fair and write: {@code ALREADY_FREE} when it repeats the owner's own
      * release (recorded beside the key for {@value #RELEASE_RECORD_MILLIS} ms), {@code NOT_OWNER} for any other free
-     * or taken key, a lease that ran out unreleased included; {@code fencingToken} is not needed. A read lease or
-     * permit the owner no longer holds is {@link ReleaseResult#ALREADY_FREE} (the engine's own lease clock
-     * tells a repeated release from a lost lease).
+     * or taken key, a lease that ran out unreleased included; {@code fencingToken} is not needed. Read and permits
+     * alike, with one record per releasing owner (a sorted set beside the members' set, purged as it goes and bounded
+     * at {@value #MAX_SHARED_RELEASE_RECORDS} records): a share the owner no longer holds is {@code ALREADY_FREE} only
+     * when its own release is recorded, {@code NOT_OWNER} when the store lost it (a restart without persistence, a
+     * failover to a replica that missed it, a forced release) or it ran out unreleased.
      */
     @Override
     public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
@@ -667,7 +677,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
 
     private ReleaseResult releaseOnce(LockKind kind, String key, String owner) {
         Object reply = kind.shared()
-                ? runScript(SHARED_RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key)), List.of(owner, releasePublish))
+                ? runScript(SHARED_RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.lastReleaseKey(kind, key)),
+                        List.of(owner, releasePublish, RELEASE_RECORD_TTL, SHARED_RELEASE_RECORDS))
                 : runScript(RELEASE, key, List.of(leaseKey(kind, key), keys.releaseChannel(key), keys.lastReleaseKey(kind, key)),
                         List.of(owner, releasePublish, kind.mode() == LockKind.Mode.WRITE ? "always" : "marked", RELEASE_RECORD_TTL));
         long code = toLong(reply);

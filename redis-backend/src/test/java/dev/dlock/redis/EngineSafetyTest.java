@@ -23,9 +23,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 import static dev.dlock.redis.RedisTestSupport.await;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
@@ -76,6 +78,20 @@ class EngineSafetyTest {
         closeAfterTest.add(backend);
         closeAfterTest.add(locks);
         return locks;
+    }
+
+    /** A server of the test's own, which it may kill or restart; stopped after the test. */
+    private RedisServerProcess ownServer() {
+        RedisServerProcess own = RedisServerProcess.start();
+        closeAfterTest.add(own);
+        return own;
+    }
+
+    /** A client of {@code server}, closed after the test (before the server). */
+    private RedisClient clientOf(RedisServerProcess server) {
+        RedisClient created = RedisTestSupport.client(server);
+        closeAfterTest.add(created);
+        return created;
     }
 
     private static String freshKey(String name) {
@@ -144,12 +160,9 @@ class EngineSafetyTest {
      */
     @Test
     void aReleaseAfterAQuickRestartTellsTheHolderItsLeaseWasTaken() throws Exception {
-        RedisServerProcess own = RedisServerProcess.start();
-        closeAfterTest.add(own);
-        RedisClient holderClient = RedisTestSupport.client(own);
-        RedisClient otherClient = RedisTestSupport.client(own);
-        closeAfterTest.add(holderClient);
-        closeAfterTest.add(otherClient);
+        RedisServerProcess own = ownServer();
+        RedisClient holderClient = clientOf(own);
+        RedisClient otherClient = clientOf(own);
         LockManager holder = manager(holderClient, Duration.ofSeconds(30));
         LockManager otherApp = manager(otherClient, Duration.ofSeconds(30));
         String key = freshKey("restart");
@@ -162,6 +175,51 @@ class EngineSafetyTest {
                 .hasMessageContaining(key);
         assertThat(taken.isHeld()).isTrue();
         taken.close();
+    }
+
+    /**
+     * Issue 37, item 2: read leases and permits, watched and fixed, are held when Redis restarts without persistence;
+     * another application takes each key (a writer, the one permit) from the empty server; each holder's release,
+     * inside its lease, tells it the lease was lost (LockLostException and one onLeaseLost), never a clean release.
+     * The leases are long, so that no renewal finds the loss first: the release alone must tell it.
+     */
+    @Test
+    void aReadLeaseOrPermitTheRestartLostIsReportedLostAtReleaseWatchedOrFixed() throws Exception {
+        RedisServerProcess own = ownServer();
+        RedisClient holderClient = clientOf(own);
+        RedisClient otherClient = clientOf(own);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockListener losses = onLeaseLost((key, reason) -> lost.add(key));
+        RedisLockBackend holderBackend = RedisLockBackend.builder(holderClient).build();
+        LockManager holder = manager(new RecordingBackend(holderBackend), Duration.ofSeconds(30), holderBackend, losses);
+        LockManager otherApp = manager(otherClient, Duration.ofSeconds(30));
+        LockKind onePermit = LockKind.permits(1);
+        List<LockKind[]> pairs = List.of(new LockKind[] {LockKind.READ, LockKind.WRITE}, new LockKind[] {onePermit, onePermit});
+        List<String> keys = new ArrayList<>();
+        List<LockHandle> held = new ArrayList<>();
+        for (LockKind[] pair : pairs) {
+            for (boolean watched : new boolean[] {true, false}) {
+                String key = freshKey("restart-" + pair[0].mode() + (watched ? "-watched" : "-fixed"));
+                LockRequest.Builder asked = LockRequest.builder(key).kind(pair[0]).waitTime(Duration.ZERO);
+                held.add(holder.acquire(watched ? asked.build() : asked.leaseTime(Duration.ofSeconds(30)).build()));
+                keys.add(key);
+            }
+        }
+        own.restart();
+        List<LockHandle> taken = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            LockRequest asked = LockRequest.builder(keys.get(i)).kind(pairs.get(i / 2)[1]).waitTime(Duration.ZERO).build();
+            taken.add(RedisTestSupport.retrying(Duration.ofSeconds(5), () -> otherApp.acquire(asked)));
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            assertThat(held.get(i).isHeld()).as("%s: the holder, within its lease, unaware", key).isTrue();
+            assertThatExceptionOfType(LockLostException.class).as("%s: the release of the share the restart lost", key)
+                    .isThrownBy(held.get(i)::close).withMessageContaining(key);
+            assertThat(lost).as("%s: onLeaseLost", key).containsOnlyOnce(key);
+            assertThat(taken.get(i).isHeld()).as("%s: the other application's lock", key).isTrue();
+            taken.get(i).close();
+        }
     }
 
     /** Item 11: when the store stays unreachable, the release says that its outcome is unknown. */
@@ -210,12 +268,7 @@ class EngineSafetyTest {
     @Test
     void aHolderWhoseLeaseRanOutAndWasTakenGetsNoTokenAndIsToldItsLeaseWasLost() {
         List<String> lost = new CopyOnWriteArrayList<>();
-        LockListener losses = new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String key, String reason) {
-                lost.add(reason);
-            }
-        };
+        LockListener losses = onLeaseLost((key, reason) -> lost.add(reason));
         RedisLockBackend backend = RedisLockBackend.builder(client).build();
         LockManager holder = manager(new RecordingBackend(backend), Duration.ofSeconds(30), backend, losses);
         LockManager otherApp = manager(client, Duration.ofSeconds(30));
@@ -232,6 +285,16 @@ class EngineSafetyTest {
         }
         assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
         assertThat(lost).as("loss reports after the release").hasSize(1);
+    }
+
+    /** A listener that hands each lost lease's key and reason to {@code report}. */
+    private static LockListener onLeaseLost(BiConsumer<String, String> report) {
+        return new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                report.accept(key, reason);
+            }
+        };
     }
 
     private static String ownerOf(String key) {

@@ -113,7 +113,8 @@ class RedisLockKindsTest {
             assertThat(admin.zrange(keys.permitsKey("p"), 0, -1)).containsExactlyInAnyOrder("b", "c", "d");
         }
         assertThat(backend.renew(List.of(new LeaseRenewal("p", "short", 30_000, THREE)))).containsExactly(RenewalResult.EXPIRED);
-        assertThat(backend.release(THREE, "p", "short", 0)).isEqualTo(ReleaseResult.ALREADY_FREE);
+        assertThat(backend.release(THREE, "p", "short", 0)).as("a permit that ran out unreleased, as an exclusive lease")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
     @Test
@@ -127,6 +128,13 @@ class RedisLockKindsTest {
         }
         assertThat(backend.release(THREE, "p", "a", 0)).isEqualTo(ReleaseResult.RELEASED);
         assertThat(backend.release(THREE, "p", "a", 0)).isEqualTo(ReleaseResult.ALREADY_FREE);
+        try (Jedis admin = server.admin()) {
+            String record = keys.lastReleaseKey(THREE, "p");
+            assertThat(record).as("the record beside the permits, under their hash tag").startsWith(keys.lockKey("p") + ":");
+            assertThat(admin.zscore(record, "a") - serverMillis(admin)).as("how long a's record lives")
+                    .isBetween(RedisLockBackend.RELEASE_RECORD_MILLIS - 5_000.0, (double) RedisLockBackend.RELEASE_RECORD_MILLIS);
+            assertThat(admin.pttl(record)).as("the record set's own expiry").isBetween(1L, RedisLockBackend.RELEASE_RECORD_MILLIS);
+        }
         assertThat(backend.renew(List.of(new LeaseRenewal("p", "a", 40_000, THREE)))).containsExactly(RenewalResult.EXPIRED);
     }
 

@@ -47,8 +47,10 @@ import java.util.function.LongSupplier;
  * across backends or JVM restarts); a release wakes this backend's waiters for the key at once. A key's
  * records (with the last token of each kind, which tells a repeated release from a lost lease) are kept for
  * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
- * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its record of the release expired. The kinds
- * of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE} at release only
+ * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its record of the release expired. Read leases and
+ * permits are recorded per releasing owner, so a share the store no longer holds answers {@code NOT_OWNER} unless its
+ * own release is recorded or it ran out with no acquisition since (a forced release, or {@link #close()}, loses it).
+ * The kinds of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE} at release only
  * while no lock of any kind took the key since, and {@link ReleaseResult#NOT_OWNER} after (Redis, which issues
  * exclusive tokens on request, answers {@code NOT_OWNER} for every lease that ran out unreleased).
  *
@@ -71,6 +73,8 @@ public final class InMemoryLockBackend implements LockBackend {
     private static final BackendCapabilities CAPABILITIES =
             BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
     private static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
+    /** The most released read leases or permits of one key remembered, so that their repeated releases are recognised. */
+    static final int MAX_SHARE_RELEASE_RECORDS = 10_000;
     /** Below this many records, idle ones are never swept. */
     static final int MIN_SWEEP_THRESHOLD = 1024;
 
@@ -340,15 +344,20 @@ public final class InMemoryLockBackend implements LockBackend {
                     result[0] = shares.writer == null && lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE
                             : ReleaseResult.NOT_OWNER;
                 }
+            } else if (shares.holders.remove(owner) != null) {
+                shares.recordRelease(owner, now);
+                result[0] = ReleaseResult.RELEASED;
             } else {
-                result[0] = shares.holders.remove(owner) != null ? ReleaseResult.RELEASED : ReleaseResult.ALREADY_FREE;
+                // Not a holder: its own recorded release repeated, or a share that ran out with no acquisition of the
+                // key since, is free; any other was lost (a forced release, or close(): the store restarted).
+                result[0] = shares.releasedBy(owner, now) || lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE
+                        : ReleaseResult.NOT_OWNER;
             }
-            // A share no longer held was released before or ran out: the engine tells which from its own lease clock.
             return shares;
         });
         if (result[0] == null) {
-            // No record: never taken, or forgotten since it became free (a read or a permit answers as above).
-            result[0] = kind.mode() == LockKind.Mode.WRITE ? ReleaseResult.NOT_OWNER : ReleaseResult.ALREADY_FREE;
+            // No record: never taken, or forgotten since it became free; nothing proves the release is a repeat.
+            result[0] = ReleaseResult.NOT_OWNER;
         }
         if (result[0] == ReleaseResult.RELEASED) {
             notices.released(key);
@@ -691,10 +700,16 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /**
      * A read/write lock (writer, readers, the writer waiting for readers to leave) or a key's permits (holders only),
-     * with the last token it issued, which it keeps while idle.
+     * with the last token it issued, which it keeps while idle, and the readers or permit holders released lately.
      */
     private static final class Shares {
         final Map<String, Long> holders = new HashMap<>();
+        /**
+         * Owner to when its release landed, oldest first: one record per released share, since many sharers release
+         * at once, so that a repeated release is told from a lost share. Kept for the idle retention, at most
+         * {@link #MAX_SHARE_RELEASE_RECORDS}.
+         */
+        final LinkedHashMap<String, Long> released = new LinkedHashMap<>();
         String writer;
         long writerEndsAtNanos;
         String waitingWriter;
@@ -716,6 +731,26 @@ public final class InMemoryLockBackend implements LockBackend {
 
         boolean forgettableAt(long now) {
             return now - busyUntilNanos > IDLE_RECORD_RETENTION_NANOS;
+        }
+
+        void recordRelease(String owner, long now) {
+            forgetReleasesBefore(now - IDLE_RECORD_RETENTION_NANOS);
+            released.put(owner, now);
+            if (released.size() > MAX_SHARE_RELEASE_RECORDS) {
+                released.remove(released.keySet().iterator().next());
+            }
+        }
+
+        boolean releasedBy(String owner, long now) {
+            forgetReleasesBefore(now - IDLE_RECORD_RETENTION_NANOS);
+            return released.containsKey(owner);
+        }
+
+        private void forgetReleasesBefore(long since) {
+            Iterator<Long> oldestFirst = released.values().iterator();
+            while (oldestFirst.hasNext() && oldestFirst.next() - since < 0) {
+                oldestFirst.remove();
+            }
         }
 
         void purge(long now) {

@@ -43,7 +43,10 @@ public interface LockBackend extends AutoCloseable {
      * release after a lost reply, or a client retry), the answer is {@link ReleaseResult#ALREADY_FREE}, so that a
      * repeated release is never mistaken for a lost lease. When the lease was lost instead (another owner holds the
      * key, or took it after the lease ran out or was freed by force), the answer is {@link ReleaseResult#NOT_OWNER},
-     * whether or not that owner still holds it. (Another owner that took the key after the owner's own release landed
+     * whether or not that owner still holds it. A shared kind (read, permits) answers per share: a share the owner no
+     * longer holds is {@code ALREADY_FREE} only when its own release freed it, and {@code NOT_OWNER} when the store lost
+     * it (a restart without persistence, a failover, a forced release), whether or not a writer took the key since:
+     * "not a holder" alone proves nothing. (Another owner that took the key after the owner's own release landed
      * began after the owner's section ended: the repeat may answer either then.) A lease that ran out with nobody taking
      * the key since may answer either: {@code ALREADY_FREE} from a store that tells by its token sequence that no
      * acquisition followed (in-memory, JDBC), {@code NOT_OWNER} from one that recognises only the owner's own recorded

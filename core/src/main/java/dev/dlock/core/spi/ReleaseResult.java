@@ -13,6 +13,10 @@ public enum ReleaseResult {
      * as a lost lease after that.
      */
     ALREADY_FREE,
-    /** The key is held by another owner, or another owner acquired it since, or the store lost its record: the lease was lost. */
+    /**
+     * The key is held by another owner, or another owner acquired it since, or the store lost its record (for a read
+     * lease or permit: the store no longer holds the share and has no record of this owner's own release): the lease
+     * was lost.
+     */
     NOT_OWNER
 }

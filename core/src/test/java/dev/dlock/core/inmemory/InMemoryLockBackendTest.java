@@ -257,6 +257,39 @@ class InMemoryLockBackendTest {
                 .isEqualTo(ReleaseResult.NOT_OWNER);
     }
 
+    /**
+     * A read lease or permit no longer held is "already free" only as its own release repeated (each sharer's release
+     * recorded for the idle retention, the oldest past {@link InMemoryLockBackend#MAX_SHARE_RELEASE_RECORDS} dropped);
+     * a share the store lost in a restart ({@code close()}) or a forced release is "not owner".
+     */
+    @Test
+    void aReleasedShareRepeatsAsAlreadyFreeAndALostShareIsNotOwner() {
+        for (LockKind kind : List.of(LockKind.READ, LockKind.permits(3))) {
+            String key = "shares:" + kind.mode();
+            long a = acquired(kind, key, "a", 1000);
+            long b = acquired(kind, key, "b", 1000);
+            long c = acquired(kind, key, "c", 1000);
+            assertThat(store.release(kind, key, "a", a)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.release(kind, key, "b", b)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.release(kind, key, "a", a)).as("%s: a's repeat after b's release", kind).isEqualTo(ReleaseResult.ALREADY_FREE);
+            store.holderInspection().orElseThrow().forceRelease(kind, key);
+            assertThat(store.release(kind, key, "c", c)).as("%s: a share a forced release removed", kind).isEqualTo(ReleaseResult.NOT_OWNER);
+            advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS) + 1);
+            assertThat(store.release(kind, key, "b", b)).as("%s: a repeat after its record's retention", kind).isEqualTo(ReleaseResult.NOT_OWNER);
+
+            long d = acquired(kind, key, "d", 1000);
+            store.close();
+            assertThat(store.release(kind, key, "d", d)).as("%s: a share the store lost in its restart", kind).isEqualTo(ReleaseResult.NOT_OWNER);
+        }
+        LockKind many = LockKind.permits(2);
+        for (int i = 0; i <= InMemoryLockBackend.MAX_SHARE_RELEASE_RECORDS; i++) {
+            long token = acquired(many, "bounded", "p" + i, 1000);
+            assertThat(store.release(many, "bounded", "p" + i, token)).isEqualTo(ReleaseResult.RELEASED);
+        }
+        assertThat(store.release(many, "bounded", "p0", 0)).as("the oldest record, past the bound").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(many, "bounded", "p1", 0)).as("the oldest record kept").isEqualTo(ReleaseResult.ALREADY_FREE);
+    }
+
     @Test
     void closeForgetsEveryLockAndWakesEveryWaiter() {
         AtomicInteger woken = new AtomicInteger();

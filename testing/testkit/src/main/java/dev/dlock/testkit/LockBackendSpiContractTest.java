@@ -6,11 +6,13 @@ import dev.dlock.core.LockRequest;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.StoredHolder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -19,6 +21,7 @@ import org.junit.jupiter.api.TestInfo;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -166,6 +169,48 @@ public abstract class LockBackendSpiContractTest {
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, othersToken)).isEqualTo(ReleaseResult.RELEASED);
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, token)).as("after the other owner took and released it")
                 .isEqualTo(ReleaseResult.NOT_OWNER);
+    }
+
+    /**
+     * A read lease or permit is released like an exclusive lock: sharers release one after another and every one's
+     * repeated release still answers "already free" (no release record overwrites another's), while a share the store
+     * no longer holds for any other reason answers "not owner". Here a forced release straight in the store drops a
+     * share, as a restart without persistence or a failover to a replica that missed it does: "not a holder" alone
+     * must never read as a clean release, with no writer since and with one.
+     */
+    @Test
+    void aRepeatedReleaseOfAShareIsAlreadyFreeAndAShareTheStoreLostIsNotOwner() {
+        List<LockKind> shared = List.of(LockKind.READ, LockKind.permits(3)).stream().filter(store.capabilities()::supports).toList();
+        assumeTrue(!shared.isEmpty(), "the store takes no shared kind");
+        LockBackend other = newBackend();
+        for (LockKind kind : shared) {
+            String shareKey = key + ":" + kind.mode();
+            String a = owner("a");
+            String b = owner("b");
+            String c = owner("c");
+            long aToken = acquired(store.tryAcquire(kind, shareKey, a, LEASE_MILLIS));
+            long bToken = acquired(other.tryAcquire(kind, shareKey, b, LEASE_MILLIS));
+            long cToken = acquired(store.tryAcquire(kind, shareKey, c, LEASE_MILLIS));
+            assertThat(store.release(kind, shareKey, a, aToken)).as("%s: a's release", kind).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(other.release(kind, shareKey, b, bToken)).as("%s: b's release", kind).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.release(kind, shareKey, a, aToken)).as("%s: a's release again, after b released too", kind)
+                    .isEqualTo(ReleaseResult.ALREADY_FREE);
+            assertThat(other.release(kind, shareKey, b, bToken)).as("%s: b's release again", kind).isEqualTo(ReleaseResult.ALREADY_FREE);
+
+            Optional<HolderInspection> inspection = other.holderInspection();
+            assumeTrue(inspection.isPresent(), "the store offers no forced release to drop a share with");
+            assertThat(inspection.get().forceRelease(kind, shareKey)).as("%s: the shares the store drops", kind)
+                    .extracting(StoredHolder::owner).containsExactly(c);
+            assertThat(store.release(kind, shareKey, c, cToken)).as("%s: the release of a share the store lost, nobody took it since", kind)
+                    .isEqualTo(ReleaseResult.NOT_OWNER);
+            LockKind taker = kind.mode() == LockKind.Mode.READ ? LockKind.WRITE : kind;
+            String d = owner("d");
+            long dToken = acquired(other.tryAcquire(taker, shareKey, d, LEASE_MILLIS));
+            assertThat(store.release(kind, shareKey, c, cToken)).as("%s: the lost share's release while a %s lock holds the key", kind, taker)
+                    .isEqualTo(ReleaseResult.NOT_OWNER);
+            assertThat(other.release(taker, shareKey, d, dToken)).as("%s: the %s holder's release", kind, taker)
+                    .isEqualTo(ReleaseResult.RELEASED);
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
+import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
@@ -36,6 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -512,6 +514,48 @@ public abstract class LockKindsContractTest {
                     .waitTime(Duration.ofSeconds(20)).build()).close(), runner()).get(30, TimeUnit.SECONDS);
             assertThatThrownBy(holder::close).as("%s holder overtaken by %s", pair[0], pair[1])
                     .isInstanceOf(LockLostException.class).hasMessageContaining(pairKey);
+        }
+    }
+
+    /**
+     * Through the engine, for a read lease and a permit, watched and fixed: the store loses the share while it is held
+     * (here a forced release straight in the store, which this JVM's engine does not hear of, as a restart without
+     * persistence or a failover to a replica that missed the write loses it), another manager (standing for another
+     * JVM) takes the key, and the holder's release inside its lease tells it the lease was lost: LockLostException and
+     * one onLeaseLost, never a clean release. The leases are long, so that no renewal finds the loss first.
+     */
+    @Test
+    void aShareTheStoreLostWhileHeldIsReportedLostAtReleaseWatchedOrFixed() {
+        List<LockKind[]> pairs = supportedPairs(List.of(new LockKind[] {LockKind.READ, LockKind.WRITE},
+                new LockKind[] {LockKind.permits(1), LockKind.permits(1)}));
+        assumeTrue(!pairs.isEmpty(), "the store takes no shared kind");
+        RecordingBackend holderBackend = newBackend();
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockManager holderSide = LockManager.builder(holderBackend).leaseTime(Duration.ofSeconds(30)).listener(new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String lostKey, String reason) {
+                lost.add(lostKey);
+            }
+        }).build();
+        managers.add(holderSide);
+        LockBackend operator = newBackend();
+        assumeTrue(operator.holderInspection().isPresent(), "the store offers no forced release to lose a share with");
+        LockManager takerSide = manager();
+        for (LockKind[] pair : pairs) {
+            for (boolean watched : new boolean[] {true, false}) {
+                String pairKey = key + ":" + pair[0] + "<-" + pair[1] + (watched ? ":watched" : ":fixed");
+                LockRequest.Builder asked = LockRequest.builder(pairKey).kind(pair[0]).waitTime(Duration.ZERO);
+                LockHandle holder = holderSide.acquire(watched ? asked.build() : asked.leaseTime(Duration.ofSeconds(30)).build());
+                assertThat(operator.holderInspection().get().forceRelease(pair[0], pairKey)).as("%s: the share the store drops", pairKey)
+                        .hasSize(1);
+                LockHandle taker = takerSide.acquire(LockRequest.builder(pairKey).kind(pair[1]).waitTime(Duration.ZERO).build());
+                assertThat(taker.isHeld()).as("%s: the other JVM's %s lock", pairKey, pair[1]).isTrue();
+                assertThat(holder.isHeld()).as("%s: the holder, within its lease, unaware", pairKey).isTrue();
+                assertThatExceptionOfType(LockLostException.class).as("%s: the release of the lost share", pairKey)
+                        .isThrownBy(holder::close).withMessageContaining(pairKey);
+                assertThat(lost).as("%s: onLeaseLost", pairKey).containsOnlyOnce(pairKey);
+                taker.close();
+            }
         }
     }
 

@@ -66,7 +66,7 @@ class HandOffInterleavingsTest {
         // hangs), the release reports the loss, one holder at a time, nothing left held. Asynchronous waiters are not
         // modelled: their store steps run on dlock's pool threads, outside the model checker's control (a try hung);
         // LockBackendContractTest's lapse tests cover them on every store.
-        explore(300, scenario(
+        explore(50, scenario(
                 List.of(actor("holdKey")),
                 List.of(actor("loseHeldKey")),
                 List.of(actor("section")),
@@ -78,7 +78,7 @@ class HandOffInterleavingsTest {
     void waitersGetTheKeyOfALostLeaseWithoutItsRelease() {
         // The old holder releases only after every parallel operation finished: the two waiters must get the key from
         // the loss alone. Before the local turn ended with the lease, they hung here.
-        explore(200, new ExecutionScenario(
+        explore(30, new ExecutionScenario(
                 List.of(actor("holdKey")),
                 List.of(List.of(actor("loseHeldKey")), List.of(actor("section")), List.of(actor("section"))),
                 List.of(actor("releaseKey")),

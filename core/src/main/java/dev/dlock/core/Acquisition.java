@@ -157,7 +157,16 @@ final class Acquisition {
         long noticesSeen = gate.noticeCount();
         manager.expectGrant(owner);
         long sentAt = System.nanoTime();
-        AcquireResult result = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
+        long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
+        AcquireResult result;
+        try {
+            result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis);
+        } catch (LockBackendException e) {
+            // The command may still land after the client gave up, and take the key for nobody: its owner is released
+            // again until that cannot be. The acquisition ends here, so the owner is never used for another attempt.
+            manager.unknownAttempts.add(request.kind(), key, owner, storeLeaseMillis);
+            throw e;
+        }
         if (result instanceof AcquireResult.Acquired acquired) {
             Step step = held(acquired.fencingToken(), sentAt, 0);
             return step == AGAIN && deadline - System.nanoTime() <= 0 ? new Refused(LockNotAcquiredException.Reason.TIMEOUT) : step;

@@ -233,7 +233,7 @@ final class Acquisition {
     void giveUp() {
         gate.stopWaking(waker);
         if (handedOver != null) {
-            manager.releases.releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken());
+            giveBack(handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
         }
         if (owner != null) {
@@ -259,7 +259,7 @@ final class Acquisition {
         if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
                     + "and no longer holds it for us; asking again", key, leaseMillis);
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             // A released owner token is never used again: a store may tell a repeated release by its owner (Redis
             // records the releasing owner), and this owner's next lease must not pass for the one just given back.
             manager.withdrawQuietly(kind, key, owner);
@@ -271,11 +271,11 @@ final class Acquisition {
         try {
             abort = abortIf != null && abortIf.getAsBoolean();
         } catch (RuntimeException | Error e) {
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             throw e;
         }
         if (abort) {
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
         gate.stopWaking(waker);
@@ -290,6 +290,16 @@ final class Acquisition {
         }
         manager.recordHeld(lease, renewed, sentAt);
         return new Taken(lease);
+    }
+
+    /**
+     * Gives back a grant this acquisition will not keep; when the store cannot be reached the key stays taken for nobody,
+     * so the owner is released again later, as after an attempt whose outcome is unknown.
+     */
+    private void giveBack(String grantedOwner, long fencingToken) {
+        if (!manager.releases.releaseQuietly(request.kind(), key, grantedOwner, fencingToken)) {
+            manager.unknownAttempts.add(request.kind(), key, grantedOwner, manager.storeLeaseMillis(watched, leaseMillis));
+        }
     }
 
     /**

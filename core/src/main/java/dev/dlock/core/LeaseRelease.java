@@ -223,12 +223,18 @@ final class LeaseRelease {
     }
 
 
-    /** Gives back a grant the acquisition will not keep; a failure is logged, the key then expires with its lease. */
-    void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
+    /**
+     * Gives back a grant the acquisition will not keep; false when the store did not answer (logged; the caller has the
+     * owner released again later, see {@link UnknownAttempts}).
+     */
+    boolean releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
         try {
             backend.release(kind, key, owner, fencingToken);
+            return true;
         } catch (RuntimeException e) {
-            log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
+            log.warn("dlock could not release key '{}' after an aborted acquisition; it is released again later, or "
+                    + "expires with its lease", key, e);
+            return false;
         }
     }
 }

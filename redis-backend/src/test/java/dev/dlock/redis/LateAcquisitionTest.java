@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,45 @@ class LateAcquisitionTest {
         // The first script naming the key's fair queue is the acquisition's fair_acquire.lua (the withdrawal comes after).
         lateCommandIsFreed(LockKind.FAIR, key, command -> command.name().startsWith("EVAL")
                 && command.hasArgument(KEYS.fairQueueKey(key)));
+    }
+
+    /**
+     * The same shape when the store is reachable for the grant but not for giving it back: the abort condition holds
+     * once the key is taken, and the release of the grant fails. The key must not stay taken for nobody either.
+     */
+    @Test
+    void aGrantGivenBackWhileTheReleaseFailsIsFreedWithinOneRenewalPeriod() throws Exception {
+        String key = "given-back";
+        try (RedisServerProcess server = RedisServerProcess.start();
+             RespProxy proxy = RespProxy.start(server);
+             RedisClient slowClient = RedisTestSupport.client(proxy.host(), proxy.port(), RedisTestSupport.CLIENT_TIMEOUT_MILLIS);
+             RedisLockBackend slowBackend = RedisLockBackend.builder(slowClient).build();
+             LockManager failing = LockManager.builder(slowBackend).build();
+             RedisClient client = RedisTestSupport.client(server);
+             RedisLockBackend backend = RedisLockBackend.builder(client).build();
+             LockManager otherJvm = LockManager.builder(backend).build();
+             Jedis admin = server.admin()) {
+            RespProxy.Rule releases = proxy.failCommands(command -> command.name().startsWith("EVAL")
+                    && command.hasArgument(KEYS.lastReleaseKey(LockKind.EXCLUSIVE, key)), "ERR refused by the test proxy");
+            AtomicInteger checks = new AtomicInteger();
+            // False before the store call, true once the key is taken: the acquisition gives its grant back.
+            LockRequest request = LockRequest.builder(key).leaseTime(LEASE).waitTime(Duration.ZERO)
+                    .abortIf(() -> checks.incrementAndGet() > 1).build();
+
+            assertThat(failing.tryAcquire(request)).as("aborted after the grant").isEmpty();
+            assertThat(releases.matched()).as("the grant's release was refused").isPositive();
+            assertThat(admin.exists(KEYS.lockKey(key))).as("the grant stayed in Redis").isTrue();
+            releases.remove();
+            long givenBackAt = System.nanoTime();
+
+            LockRequest waiting = LockRequest.builder(key).leaseTime(LEASE).waitTime(LEASE.plusSeconds(5)).build();
+            try (LockHandle taken = otherJvm.acquire(waiting)) {
+                Duration after = Duration.ofNanos(System.nanoTime() - givenBackAt);
+                assertThat(after).as("another JVM got key '%s' %s ms after its release failed, with a %s ms lease", key,
+                        after.toMillis(), LEASE.toMillis()).isLessThan(FREED_WITHIN);
+                assertThat(taken.isHeld()).isTrue();
+            }
+        }
     }
 
     private static void lateCommandIsFreed(LockKind kind, String key, Predicate<RespProxy.Command> acquisitionCommand)

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -61,6 +62,27 @@ class UnknownAttemptsTest extends EngineTestSupport {
             assertThat(taken.isHeld()).isTrue();
         }
         assertThat(tapped.acquiringOwners).as("the owner of the unknown attempt is never used again").containsOnlyOnce(owner);
+    }
+
+    @Test
+    void anAsynchronousAcquisitionWhoseOutcomeIsUnknownIsReleasedAgainToo() {
+        RecordingBackend tapped = failingOnce(tapped());
+        LockManager failing = manager(tapped, b -> { });
+        Duration lease = Duration.ofSeconds(3);
+
+        CompletableFuture<LockHandle> attempt = failing.acquireAsync(LockRequest.builder(key).leaseTime(lease)
+                .waitTime(Duration.ZERO).build());
+        assertThatThrownBy(() -> attempt.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockBackendException.class);
+        String owner = tapped.acquiringOwners.get(0);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, lease.toMillis())).as("the command lands late")
+                .isInstanceOf(AcquireResult.Acquired.class);
+        long landedAt = System.nanoTime();
+
+        try (LockHandle taken = manager().acquire(key, Duration.ofSeconds(10))) {
+            Duration after = Duration.ofNanos(System.nanoTime() - landedAt);
+            assertThat(after).as("another manager got the key %s ms after the late command landed, with a 3 s lease",
+                    after.toMillis()).isLessThan(Duration.ofMillis(2_500));
+        }
     }
 
     @Test

@@ -56,40 +56,69 @@ class LateAcquisitionTest {
     @Test
     void aGrantGivenBackWhileTheReleaseFailsIsFreedWithinOneRenewalPeriod() throws Exception {
         String key = "given-back";
-        try (RedisServerProcess server = RedisServerProcess.start();
-             RespProxy proxy = RespProxy.start(server);
-             RedisClient slowClient = RedisTestSupport.client(proxy.host(), proxy.port(), RedisTestSupport.CLIENT_TIMEOUT_MILLIS);
-             RedisLockBackend slowBackend = RedisLockBackend.builder(slowClient).build();
-             LockManager failing = LockManager.builder(slowBackend).build();
-             RedisClient client = RedisTestSupport.client(server);
-             RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             LockManager otherJvm = LockManager.builder(backend).build();
-             Jedis admin = server.admin()) {
-            RespProxy.Rule releases = proxy.failCommands(command -> command.name().startsWith("EVAL")
+        onRedis(jvms -> {
+            RespProxy.Rule releases = jvms.proxy().failCommands(command -> command.name().startsWith("EVAL")
                     && command.hasArgument(KEYS.lastReleaseKey(LockKind.EXCLUSIVE, key)), "ERR refused by the test proxy");
             AtomicInteger checks = new AtomicInteger();
             // False before the store call, true once the key is taken: the acquisition gives its grant back.
             LockRequest request = LockRequest.builder(key).leaseTime(LEASE).waitTime(Duration.ZERO)
                     .abortIf(() -> checks.incrementAndGet() > 1).build();
 
-            assertThat(failing.tryAcquire(request)).as("aborted after the grant").isEmpty();
+            assertThat(jvms.failing().tryAcquire(request)).as("aborted after the grant").isEmpty();
             assertThat(releases.matched()).as("the grant's release was refused").isPositive();
-            assertThat(admin.exists(KEYS.lockKey(key))).as("the grant stayed in Redis").isTrue();
+            assertThat(jvms.admin().exists(KEYS.lockKey(key))).as("the grant stayed in Redis").isTrue();
             releases.remove();
-            long givenBackAt = System.nanoTime();
 
-            LockRequest waiting = LockRequest.builder(key).leaseTime(LEASE).waitTime(LEASE.plusSeconds(5)).build();
-            try (LockHandle taken = otherJvm.acquire(waiting)) {
-                Duration after = Duration.ofNanos(System.nanoTime() - givenBackAt);
-                assertThat(after).as("another JVM got key '%s' %s ms after its release failed, with a %s ms lease", key,
-                        after.toMillis(), LEASE.toMillis()).isLessThan(FREED_WITHIN);
-                assertThat(taken.isHeld()).isTrue();
-            }
-        }
+            anotherJvmGetsItSoon(jvms, LockKind.EXCLUSIVE, key, System.nanoTime(), "its release failed");
+        });
     }
 
     private static void lateCommandIsFreed(LockKind kind, String key, Predicate<RespProxy.Command> acquisitionCommand)
             throws Exception {
+        onRedis(jvms -> {
+            // Loads the kind's scripts into Redis: a held EVALSHA of a script Redis does not know yet would fail there.
+            jvms.failing().acquire(LockRequest.builder("warm-up").kind(kind).leaseTime(LEASE).waitTime(Duration.ZERO).build())
+                    .close();
+            RespProxy.Rule hold = jvms.proxy().holdCommand(acquisitionCommand);
+            LockRequest request = LockRequest.builder(key).kind(kind).leaseTime(LEASE).waitTime(Duration.ZERO).build();
+
+            assertThatThrownBy(() -> jvms.failing().acquire(request))
+                    .as("the acquisition whose command is held past the socket timeout").isInstanceOf(LockBackendException.class);
+            assertThat(hold.awaitHeld(Duration.ofSeconds(10))).as("the acquisition's command was held").isTrue();
+            assertThat(jvms.admin().exists(KEYS.lockKey(key))).as("the command has not reached Redis when its acquisition failed")
+                    .isFalse();
+
+            hold.release();
+            RedisTestSupport.await("the held command took the key in Redis", Duration.ofSeconds(10),
+                    () -> jvms.admin().exists(KEYS.lockKey(key)));
+            long landedAt = System.nanoTime();
+            String orphan = jvms.admin().get(KEYS.lockKey(key));
+
+            anotherJvmGetsItSoon(jvms, kind, key, landedAt, "the late command landed (taking it for nobody: " + orphan + ")");
+        });
+    }
+
+    /** Another JVM asks for {@code key} with a wait longer than the lease: it must get it within {@link #FREED_WITHIN}. */
+    private static void anotherJvmGetsItSoon(TwoJvms jvms, LockKind kind, String key, long sinceNanos, String since) {
+        LockRequest waiting = LockRequest.builder(key).kind(kind).leaseTime(LEASE).waitTime(LEASE.plusSeconds(5)).build();
+        try (LockHandle taken = jvms.other().acquire(waiting)) {
+            Duration after = Duration.ofNanos(System.nanoTime() - sinceNanos);
+            assertThat(after).as("another JVM got key '%s' %s ms after %s, with a %s ms lease", key, after.toMillis(), since,
+                    LEASE.toMillis()).isLessThan(FREED_WITHIN);
+            assertThat(taken.isHeld()).isTrue();
+        }
+    }
+
+    /** A Redis server of the test; a JVM that reaches it through the proxy, whose acquisitions fail; another that does not. */
+    private record TwoJvms(RespProxy proxy, LockManager failing, LockManager other, Jedis admin) {
+    }
+
+    private interface Scenario {
+        void run(TwoJvms jvms) throws Exception;
+    }
+
+    /** Runs {@code scenario} on a Redis server of its own, and stops everything afterwards, also when it fails. */
+    private static void onRedis(Scenario scenario) throws Exception {
         try (RedisServerProcess server = RedisServerProcess.start();
              RespProxy proxy = RespProxy.start(server);
              RedisClient slowClient = RedisTestSupport.client(proxy.host(), proxy.port(), RedisTestSupport.CLIENT_TIMEOUT_MILLIS);
@@ -99,29 +128,7 @@ class LateAcquisitionTest {
              RedisLockBackend backend = RedisLockBackend.builder(client).build();
              LockManager otherJvm = LockManager.builder(backend).build();
              Jedis admin = server.admin()) {
-            // Loads the kind's scripts into Redis: a held EVALSHA of a script Redis does not know yet would fail there.
-            failing.acquire(LockRequest.builder("warm-up").kind(kind).leaseTime(LEASE).waitTime(Duration.ZERO).build()).close();
-            RespProxy.Rule hold = proxy.holdCommand(acquisitionCommand);
-            LockRequest request = LockRequest.builder(key).kind(kind).leaseTime(LEASE).waitTime(Duration.ZERO).build();
-
-            assertThatThrownBy(() -> failing.acquire(request)).as("the acquisition whose command is held past the socket timeout")
-                    .isInstanceOf(LockBackendException.class);
-            assertThat(hold.awaitHeld(Duration.ofSeconds(10))).as("the acquisition's command was held").isTrue();
-            assertThat(admin.exists(KEYS.lockKey(key))).as("the command has not reached Redis when its acquisition failed").isFalse();
-
-            hold.release();
-            RedisTestSupport.await("the held command took the key in Redis", Duration.ofSeconds(10),
-                    () -> admin.exists(KEYS.lockKey(key)));
-            long landedAt = System.nanoTime();
-            String orphan = admin.get(KEYS.lockKey(key));
-
-            LockRequest waiting = LockRequest.builder(key).kind(kind).leaseTime(LEASE).waitTime(LEASE.plusSeconds(5)).build();
-            try (LockHandle taken = otherJvm.acquire(waiting)) {
-                Duration after = Duration.ofNanos(System.nanoTime() - landedAt);
-                assertThat(after).as("another JVM got key '%s' (taken for nobody by %s) %s ms after the late command landed, "
-                        + "with a %s ms lease", key, orphan, after.toMillis(), LEASE.toMillis()).isLessThan(FREED_WITHIN);
-                assertThat(taken.isHeld()).isTrue();
-            }
+            scenario.run(new TwoJvms(proxy, failing, otherJvm, admin));
         }
     }
 }

@@ -158,7 +158,16 @@ final class Acquisition {
         long noticesSeen = gate.noticeCount();
         manager.expectGrant(owner);
         long sentAt = System.nanoTime();
-        AcquireResult result = manager.backend().tryAcquire(request.kind(), key, owner, manager.storeLeaseMillis(watched, leaseMillis));
+        long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
+        AcquireResult result;
+        try {
+            result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis);
+        } catch (LockBackendException e) {
+            // The command may still land after the client gave up, and take the key for nobody: its owner is released
+            // again until that cannot be. The acquisition ends here, so the owner is never used for another attempt.
+            manager.unknownAttempts.add(request.kind(), key, owner, storeLeaseMillis);
+            throw e;
+        }
         if (result instanceof AcquireResult.Acquired acquired) {
             Step step = held(acquired.fencingToken(), sentAt, 0);
             return step == AGAIN && deadline - System.nanoTime() <= 0 ? new Refused(LockNotAcquiredException.Reason.TIMEOUT) : step;
@@ -225,7 +234,7 @@ final class Acquisition {
     void giveUp() {
         gate.stopWaking(waker);
         if (handedOver != null) {
-            manager.releases.releaseQuietly(request.kind(), key, handedOver.owner(), handedOver.fencingToken());
+            giveBack(handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
         }
         if (owner != null) {
@@ -251,7 +260,7 @@ final class Acquisition {
         if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "
                     + "and no longer holds it for us; asking again", key, leaseMillis);
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             // A released owner token is never used again: a store may tell a repeated release by its owner (Redis
             // records the releasing owner), and this owner's next lease must not pass for the one just given back.
             manager.withdrawQuietly(kind, key, owner);
@@ -263,11 +272,11 @@ final class Acquisition {
         try {
             abort = abortIf != null && abortIf.getAsBoolean();
         } catch (RuntimeException | Error e) {
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             throw e;
         }
         if (abort) {
-            manager.releases.releaseQuietly(kind, key, owner, fencingToken);
+            giveBack(owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
         gate.stopWaking(waker);
@@ -286,6 +295,16 @@ final class Acquisition {
         }
         manager.recordHeld(lease, renewed, sentAt);
         return new Taken(lease);
+    }
+
+    /**
+     * Gives back a grant this acquisition will not keep; when the store cannot be reached the key stays taken for nobody,
+     * so the owner is released again later, as after an attempt whose outcome is unknown.
+     */
+    private void giveBack(String grantedOwner, long fencingToken) {
+        if (!manager.releases.releaseQuietly(request.kind(), key, grantedOwner, fencingToken)) {
+            manager.unknownAttempts.add(request.kind(), key, grantedOwner, manager.storeLeaseMillis(watched, leaseMillis));
+        }
     }
 
     /**

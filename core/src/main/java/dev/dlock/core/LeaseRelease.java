@@ -84,7 +84,7 @@ final class LeaseRelease {
             if (result == null) {
                 result = releaseInStore(lease);
             }
-            if (unknownHandOff != null && releaseUnknownHandOff(lease, unknownHandOff)) {
+            if (unknownHandOff != null && releaseUnknownHandOff(lease, unknownHandOff, successor.leaseMillis)) {
                 result = ReleaseResult.RELEASED;
             }
         } catch (LockBackendException e) {
@@ -190,13 +190,14 @@ final class LeaseRelease {
      * all (the successor never learnt it got the key). True when it had landed: the holder's section then ended
      * cleanly whatever the usual release answered.
      */
-    private boolean releaseUnknownHandOff(Lease lease, String nextOwner) {
+    private boolean releaseUnknownHandOff(Lease lease, String nextOwner, long nextLeaseMillis) {
         try {
             return backend.release(lease.kind, lease.key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST)
                     == ReleaseResult.RELEASED;
         } catch (RuntimeException e) {
-            log.warn("dlock could not release key '{}' after a hand-off whose outcome is unknown; if it landed, the key "
-                    + "expires with its lease", lease.key, e);
+            log.warn("dlock could not release key '{}' after a hand-off whose outcome is unknown; it is released again "
+                    + "later, or expires with its lease", lease.key, e);
+            manager.unknownAttempts.add(lease.kind, lease.key, nextOwner, Math.max(nextLeaseMillis, lease.leaseMillis));
             return false;
         }
     }
@@ -269,12 +270,18 @@ final class LeaseRelease {
         }
     }
 
-    /** Gives back a grant the acquisition will not keep; a failure is logged, the key then expires with its lease. */
-    void releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
+    /**
+     * Gives back a grant the acquisition will not keep; false when the store did not answer (logged; the caller has the
+     * owner released again later, see {@link UnknownAttempts}).
+     */
+    boolean releaseQuietly(LockKind kind, String key, String owner, long fencingToken) {
         try {
             backend.release(kind, key, owner, fencingToken);
+            return true;
         } catch (RuntimeException e) {
-            log.warn("dlock could not release key '{}' after an aborted acquisition; it expires with its lease", key, e);
+            log.warn("dlock could not release key '{}' after an aborted acquisition; it is released again later, or "
+                    + "expires with its lease", key, e);
+            return false;
         }
     }
 }

@@ -75,6 +75,8 @@ public final class LockManager implements AutoCloseable {
     final long watchdogLeaseMillis;
     final LockListener listener;
     final Watchdog watchdog;
+    /** Failed acquisitions whose commands may still land: released again on the watchdog's renewer threads. */
+    final UnknownAttempts unknownAttempts;
     /** Ends leases: releases, local hand-offs, {@code lockAtLeastFor}. */
     final LeaseRelease releases;
     final OwnerTokens ownerTokens;
@@ -105,6 +107,8 @@ public final class LockManager implements AutoCloseable {
         this.capabilities = backend.capabilities();
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
+        // Before the watchdog, whose thread serves it from its first round.
+        this.unknownAttempts = new UnknownAttempts(backend, backend.sessionLeases().isPresent(), watchdogLeaseMillis);
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
         Optional<SessionLeases> sessionLeases = backend.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();

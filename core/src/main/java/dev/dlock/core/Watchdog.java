@@ -188,6 +188,7 @@ final class Watchdog {
                     dispatch(leases);
                 }
                 reportStalls();
+                manager.unknownAttempts.serveDue(renewers);
             } catch (InterruptedException e) {
                 if (!running) {
                     return;

@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,6 +45,9 @@ import org.slf4j.LoggerFactory;
  *       stay in request order on a pipelined connection (the failed command never runs).</li>
  *   <li>{@link #delayCommands}: matching commands reach the server only after a delay (later
  *       commands on the same connection wait behind them, as on a slow link).</li>
+ *   <li>{@link #holdCommand}: the first matching command is held in the network until {@link Rule#release()}
+ *       (later commands of its connection wait behind it); it then reaches the server even if its client gave up
+ *       and closed the connection meanwhile (a request stuck in the network, landing late).</li>
  *   <li>{@link #holdReplies()} / {@link #releaseReplies()}: the server runs every command, but no
  *       reply reaches a client until released (a lost or stuck reply).</li>
  *   <li>{@link #delayReplies}: every reply reaches its client no earlier than the delay after the
@@ -121,7 +125,7 @@ public final class RespProxy implements AutoCloseable {
      */
     public Rule failCommands(Predicate<Command> matching, String error) {
         Objects.requireNonNull(error, "error");
-        return addRule(new Rule(matching, error, 0));
+        return addRule(new Rule(matching, error, 0, false));
     }
 
     /** Forwards every command matching {@code matching} only after {@code delay}; later commands of its connection wait behind it. */
@@ -129,7 +133,17 @@ public final class RespProxy implements AutoCloseable {
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative, got " + delay);
         }
-        return addRule(new Rule(matching, null, delay.toNanos()));
+        return addRule(new Rule(matching, null, delay.toNanos(), false));
+    }
+
+    /**
+     * Holds the first command matching {@code matching} before it reaches the server, until {@link Rule#release()} (or
+     * {@link Rule#remove()}, {@link #passThrough()}, {@link #close()}); {@link Rule#awaitHeld} waits until it is held.
+     * Later commands of its connection wait behind it; other connections flow. The held command is sent to the server
+     * when released even if its client closed the connection meanwhile: a command that lands after its client timed out.
+     */
+    public Rule holdCommand(Predicate<Command> matching) {
+        return addRule(new Rule(matching, null, 0, true));
     }
 
     /** Stops passing replies to clients (the server still runs every command) until {@link #releaseReplies()}. */
@@ -211,6 +225,7 @@ public final class RespProxy implements AutoCloseable {
 
     /** Clears every fault: no failed or delayed commands, replies flow, new connections are accepted. */
     public void passThrough() {
+        rules.forEach(Rule::release);
         rules.clear();
         synchronized (faults) {
             repliesHeld = false;
@@ -237,6 +252,7 @@ public final class RespProxy implements AutoCloseable {
             closed = true;
             faults.notifyAll();
         }
+        rules.forEach(Rule::release);
         cutConnections();
     }
 
@@ -304,6 +320,8 @@ public final class RespProxy implements AutoCloseable {
                             "0".getBytes(StandardCharsets.US_ASCII), rule.error.getBytes(StandardCharsets.UTF_8)));
                 } else if (rule != null && rule.delayNanos > 0) {
                     TimeUnit.NANOSECONDS.sleep(rule.delayNanos);
+                } else if (rule != null && rule.holding) {
+                    rule.hold();
                 }
                 out.write(command.encode());
                 out.flush();
@@ -319,8 +337,7 @@ public final class RespProxy implements AutoCloseable {
 
     private Rule matchingRule(Command command) {
         for (Rule rule : rules) {
-            if (rule.matching.test(command)) {
-                rule.matched.incrementAndGet();
+            if (rule.matching.test(command) && rule.take()) {
                 return rule;
             }
         }
@@ -413,11 +430,40 @@ public final class RespProxy implements AutoCloseable {
         private final String error;
         private final long delayNanos;
         private final AtomicLong matched = new AtomicLong();
+        /** A {@link #holdCommand} rule: takes one command only, and holds it until released. */
+        private final boolean holding;
+        private final CountDownLatch held = new CountDownLatch(1);
+        private final CountDownLatch released = new CountDownLatch(1);
 
-        private Rule(Predicate<Command> matching, String error, long delayNanos) {
+        private Rule(Predicate<Command> matching, String error, long delayNanos, boolean holding) {
             this.matching = Objects.requireNonNull(matching, "matching");
             this.error = error;
             this.delayNanos = delayNanos;
+            this.holding = holding;
+        }
+
+        /** Counts one more command this rule applies to; a hold applies to its first one only. */
+        private boolean take() {
+            if (holding) {
+                return matched.compareAndSet(0, 1);
+            }
+            matched.incrementAndGet();
+            return true;
+        }
+
+        private void hold() throws InterruptedException {
+            held.countDown();
+            released.await();
+        }
+
+        /** For {@link #holdCommand}: whether the command is held (or was, and was released) within {@code timeout}. */
+        public boolean awaitHeld(Duration timeout) throws InterruptedException {
+            return held.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        /** For {@link #holdCommand}: sends the held command on to the server (and every later one of its connection). */
+        public void release() {
+            released.countDown();
         }
 
         /** How many commands this fault applied to. */
@@ -425,9 +471,10 @@ public final class RespProxy implements AutoCloseable {
             return matched.get();
         }
 
-        /** Stops this fault; commands it would have picked pass through from now on. */
+        /** Stops this fault; commands it would have picked pass through from now on, a held one included. */
         public void remove() {
             rules.remove(this);
+            release();
         }
     }
 

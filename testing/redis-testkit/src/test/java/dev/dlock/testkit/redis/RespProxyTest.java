@@ -153,6 +153,25 @@ class RespProxyTest {
     }
 
     @Test
+    void aHeldCommandReachesTheServerWhenReleasedEvenAfterItsClientTimedOutAndLeft() throws Exception {
+        try (Jedis direct = server.admin()) {
+            RespProxy.Rule hold = proxy.holdCommand(RespProxy.Command.named("set"));
+            try (Jedis client = new Jedis(proxy.host(), proxy.port(), 300)) {
+                assertThatThrownBy(() -> client.set("late", "1")).as("the client times out")
+                        .isInstanceOf(JedisConnectionException.class);
+                assertThat(hold.awaitHeld(Duration.ofSeconds(10))).isTrue();
+                assertThat(direct.exists("late")).as("held, not run").isFalse();
+            }
+            try (Jedis other = client()) {
+                assertThat(other.set("other", "1")).as("only the first matching command is held").isEqualTo("OK");
+            }
+            hold.release();
+            awaitTrue(() -> direct.exists("late"), "the held command ran after its client had gone");
+            assertThat(hold.matched()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void cutConnectionsClosesEveryConnectionAndRefusesNewOnesUntilAcceptedAgain() {
         try (Jedis client = client()) {
             client.ping();

@@ -114,6 +114,17 @@ public class HandOffModel {
         locks.leaseLost(lease, "the store lost it (the model)");
     }
 
+    /**
+     * From now on, every hand-off interrupts the thread of a running {@link #sectionUnlessInterrupted()} while the
+     * key passes in the store, that is while the releasing holder has picked its successor (scenarios' initial part).
+     */
+    public void interruptDuringHandOffs() {
+        tapped.aroundHandOff(handOff -> {
+            interrupt();
+            return handOff.get();
+        });
+    }
+
     /** Waits for the key, holds it through a section, releases it. */
     @Operation
     public String section() {

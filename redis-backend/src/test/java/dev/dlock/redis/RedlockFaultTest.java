@@ -262,6 +262,66 @@ class RedlockFaultTest {
         }
     }
 
+    /**
+     * Issue 37: a renewal is RENEWED once a quorum renewed it; the masters outside that quorum renew when their
+     * commands land. A refusal meanwhile answers with the least TTL among the masters that answered it, which may be
+     * one whose renewal has not landed: a lower bound, not the lease the quorum holds. What the renewal promises is
+     * read on the quorum ({@link RedisTestSupport#leaseOnAQuorum}), as the store-level contract now does.
+     */
+    @Test
+    void aRenewalIsOnAQuorumAtOnceAndOnTheSlowMastersWhenTheirCommandsLand() throws Exception {
+        String key = "renewed-at-quorum";
+        long firstLease = 10_000;
+        long renewedLease = 30_000;
+        try (RedlockBackend store = RedlockBackend.builder(clients).build()) {
+            assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, "holder", firstLease)).isInstanceOf(AcquireResult.Acquired.class);
+            // Masters 0 and 1 get the renewal late (a slow link): the other three are the quorum that renews at once.
+            List<RespProxy.Rule> slow = List.of(
+                    proxies.get(0).delayCommands(command -> true, Duration.ofSeconds(3)),
+                    proxies.get(1).delayCommands(command -> true, Duration.ofSeconds(3)));
+            assertThat(store.renew(List.of(new LeaseRenewal(key, "holder", renewedLease, LockKind.EXCLUSIVE))))
+                    .containsExactly(RenewalResult.RENEWED);
+            assertThat(RedisTestSupport.leaseOnAQuorum(masters, key)).as("the lease a quorum of masters holds right after RENEWED")
+                    .isGreaterThan(firstLease);
+            for (int i = 0; i < 2; i++) {
+                assertThat(pttl(i, key)).as("master %d, whose renewal is still on its way", i).isPositive().isLessThanOrEqualTo(firstLease);
+            }
+
+            // A refusal decided by masters 0, 1 and 2 (the replies of 3 and 4 held back): what the contract used to read.
+            List<UnifiedJedis> readerClients = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                readerClients.add(i < 3 ? RedisClient.builder().hostAndPort(masters.get(i).host(), masters.get(i).port())
+                        .clientConfig(CLIENT_CONFIG).build() : clients.get(i));
+            }
+            try (RedlockBackend reader = RedlockBackend.builder(readerClients).build()) {
+                proxies.get(3).holdReplies();
+                proxies.get(4).holdReplies();
+                AcquireResult refused;
+                try {
+                    refused = reader.tryAcquire(LockKind.EXCLUSIVE, key, "other", renewedLease);
+                } finally {
+                    proxies.get(3).releaseReplies();
+                    proxies.get(4).releaseReplies();
+                }
+                assertThat(refused).isInstanceOf(AcquireResult.Held.class);
+                assertThat(((AcquireResult.Held) refused).remainingTtlMillis())
+                        .as("a refusal's TTL: the least among masters 0, 1 and 2, a lower bound").isLessThanOrEqualTo(firstLease);
+            } finally {
+                readerClients.subList(0, 3).forEach(UnifiedJedis::close);
+            }
+
+            RedisTestSupport.await("the renewal to land on the slow masters", FREE_WITHIN,
+                    () -> pttl(0, key) > firstLease && pttl(1, key) > firstLease);
+            assertThat(slow).allMatch(rule -> rule.matched() > 0);
+        }
+    }
+
+    private static long pttl(int master, String key) {
+        try (Jedis admin = masters.get(master).admin()) {
+            return admin.pttl(KEYS.lockKey(key));
+        }
+    }
+
     @Test
     void aWatchdogLeaseOutlivesAStalledMaster() throws Exception {
         String key = "watched-stalled";

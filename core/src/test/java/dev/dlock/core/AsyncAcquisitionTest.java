@@ -230,17 +230,30 @@ class AsyncAcquisitionTest extends EngineTestSupport {
                 throw new LockBackendException("the store is unreachable (test)", null);
             }
         });
+        // A slow release (a loaded machine): the final check must wait for the release, not race it.
+        backend.aroundRelease(release -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return release.get();
+        });
         LockManager locks = manager(backend, b -> { });
         LockHandle holder = manager().acquire(key, Duration.ZERO);
         CompletableFuture<LockHandle> waiting = locks.acquireAsync(request(key, Duration.ofSeconds(30)));
         await("the asynchronous waiter in the store", Duration.ofSeconds(5), () -> backend.heldAnswers.get() >= 2);
         CompletableFuture<Long> next = new CompletableFuture<>();
         start("next-local-waiter", () -> {
+            long token;
             try (LockHandle handle = locks.acquire(key, Duration.ofSeconds(30))) {
-                next.complete(handle.fencingToken());
+                token = handle.fencingToken();
             } catch (RuntimeException e) {
                 next.completeExceptionally(e);
+                return;
             }
+            // Completed once the handle is closed, so that the check below sees the release done.
+            next.complete(token);
         });
         await("the blocking waiter to queue behind it", Duration.ofSeconds(5), () -> threadsWaitingForTheTurn() == 1);
         storeDown.set(true);

@@ -3,13 +3,14 @@ package dev.dlock.redis;
 import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,30 +23,28 @@ import dev.dlock.testkit.redis.RedisServerProcess;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.commands.ProtocolCommand;
 import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
  * Jedis' cluster executor sends a command again when the reply of the first attempt did not arrive
- * in time (a read timeout is a connection error to it). A stalled server ({@code DEBUG SLEEP}) then
- * runs the same SET NX or script twice for the same owner; the second run must give the answer the first
- * would have given.
+ * in time (a read timeout is a connection error to it). A stalled server (SIGSTOP, resumed once the
+ * client backs off after a timed-out attempt) then runs the same SET NX or script twice for the same
+ * owner; the second run must give the answer the first would have given.
  */
 class ClusterClientRetryTest {
 
     private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
     private static final int SOCKET_TIMEOUT_MILLIS = 300;
-    private static final String STALL_SECONDS = "1";
     private static final long LEASE_MILLIS = 20_000;
-    private static final ProtocolCommand DEBUG = () -> "DEBUG".getBytes(StandardCharsets.US_ASCII);
+    /** Where Jedis' cluster executor waits between attempts, after connection errors. */
+    private static final String EXECUTOR = "redis.clients.jedis.executors.ClusterCommandExecutor";
 
     private static RedisServerProcess server;
     private static RedisClusterClient client;
 
     @BeforeAll
     static void start() {
-        server = startSingleNodeClusterWithDebugCommand();
+        server = RedisServerProcess.startSingleNodeCluster();
         client = RedisClusterClient.builder()
                 .nodes(Set.of(new HostAndPort(server.host(), server.port())))
                 .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(SOCKET_TIMEOUT_MILLIS).build())
@@ -65,9 +64,7 @@ class ClusterClientRetryTest {
             warmUpScripts(backend);
             long scriptRunsBefore = scriptRuns();
 
-            CompletableFuture<?> stall = stallServer();
-            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, "retried-acquire", "me", LEASE_MILLIS);
-            stall.get(10, TimeUnit.SECONDS);
+            AcquireResult result = withARepliesLost(() -> backend.tryAcquire(LockKind.EXCLUSIVE, "retried-acquire", "me", LEASE_MILLIS));
 
             // The first SET NX took the key and its reply was lost; the client sent it again, which was refused (the key
             // exists), so the acquire script ran and found the key already this owner's.
@@ -88,9 +85,7 @@ class ClusterClientRetryTest {
             long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, "retried-release", "me", LEASE_MILLIS)).fencingToken();
             long scriptRunsBefore = scriptRuns();
 
-            CompletableFuture<?> stall = stallServer();
-            ReleaseResult result = backend.release(LockKind.EXCLUSIVE, "retried-release", "me", token);
-            stall.get(10, TimeUnit.SECONDS);
+            ReleaseResult result = withARepliesLost(() -> backend.release(LockKind.EXCLUSIVE, "retried-release", "me", token));
 
             assertThat(scriptRuns() - scriptRunsBefore).as("the client sent the release script again").isGreaterThanOrEqualTo(2);
             assertThat(result).isIn(ReleaseResult.RELEASED, ReleaseResult.ALREADY_FREE);
@@ -109,53 +104,36 @@ class ClusterClientRetryTest {
     }
 
     /**
-     * Sends {@code DEBUG SLEEP} on a connection of its own and returns once the server is asleep: a
-     * PING on a third connection goes unanswered. The future ends when the server wakes up.
+     * Runs {@code call} on a thread of its own while the server is stopped (SIGSTOP), and lets the server run again
+     * once the client backs off after a timed-out attempt: at least one attempt's reply was lost, whatever the
+     * machine's load, and the server then runs it and the client's next attempt. The server runs again however
+     * this ends.
      */
-    private static CompletableFuture<?> stallServer() {
-        Jedis sleeper = server.admin();
-        CompletableFuture<?> stall = CompletableFuture.runAsync(() -> {
-            try (sleeper) {
-                sleeper.sendCommand(DEBUG, "SLEEP", STALL_SECONDS);
-            }
-        });
-        RedisTestSupport.await("the server asleep (a PING left unanswered)", Duration.ofSeconds(10), () -> {
-            try (Jedis probe = new Jedis(server.host(), server.port(), DefaultJedisClientConfig.builder()
-                    .timeoutMillis(100).build())) {
-                probe.ping();
-                return false;
-            } catch (JedisConnectionException e) {
+    private static <T> T withARepliesLost(Callable<T> call) throws Exception {
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (RedisServerProcess.Stall stall = server.stall()) {
+            CompletableFuture<Thread> thread = new CompletableFuture<>();
+            Future<T> answer = caller.submit(() -> {
+                thread.complete(Thread.currentThread());
+                return call.call();
+            });
+            Thread calling = thread.get(10, TimeUnit.SECONDS);
+            RedisTestSupport.await("the client to back off after a timed-out attempt", Duration.ofSeconds(30),
+                    () -> backsOff(calling));
+            stall.close();
+            return answer.get(30, TimeUnit.SECONDS);
+        } finally {
+            caller.shutdownNow();
+        }
+    }
+
+    /** Whether {@code thread} waits between two attempts of one command in Jedis' cluster executor. */
+    private static boolean backsOff(Thread thread) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals(EXECUTOR) && frame.getMethodName().equals("sleep")) {
                 return true;
             }
-        });
-        return stall;
-    }
-
-    /**
-     * A one-node cluster owning every slot, with {@code DEBUG} allowed from loopback: Redis 7 refuses
-     * it by default, and Redis 6.2 (the embedded binary on a machine without Redis) knows no such option.
-     */
-    private static RedisServerProcess startSingleNodeClusterWithDebugCommand() {
-        List<String> arguments = new java.util.ArrayList<>(List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"));
-        if (ClusterNodes.majorVersion("redis_version:" + binaryVersion()) >= 7) {
-            arguments.addAll(List.of("--enable-debug-command", "local"));
         }
-        RedisServerProcess node = RedisServerProcess.start(arguments);
-        try (Jedis admin = node.admin()) {
-            admin.clusterAddSlots(IntStream.range(0, 16384).toArray());
-            RedisTestSupport.await("cluster_state:ok", Duration.ofSeconds(10),
-                    () -> admin.clusterInfo().contains("cluster_state:ok"));
-        } catch (RuntimeException | Error e) {
-            node.close();
-            throw e;
-        }
-        return node;
-    }
-
-    /** The version of the redis-server binary the tests run, read from a short-lived server. */
-    private static String binaryVersion() {
-        try (RedisServerProcess probe = RedisServerProcess.start()) {
-            return probe.version();
-        }
+        return false;
     }
 }

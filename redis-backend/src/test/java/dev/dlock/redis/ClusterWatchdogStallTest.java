@@ -25,6 +25,10 @@ import redis.clients.jedis.RedisClusterClient;
 class ClusterWatchdogStallTest {
 
     private static final RedisKeys KEYS = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+    /** A lease a loaded machine can renew in time: with 600 ms, a busy machine lost leases on the healthy masters too. */
+    private static final Duration LEASE = Duration.ofSeconds(2);
+    /** How long the test waits for the engine to react to the stall: far beyond the lease, for a loaded machine. */
+    private static final Duration STALL_BOUND = Duration.ofSeconds(30);
 
     private static RedisClusterSetup cluster;
     private static RedisClusterClient client;
@@ -47,7 +51,7 @@ class ClusterWatchdogStallTest {
     void leasesOnHealthyMastersAreRenewedWhileAnotherMasterIsStalled() throws Exception {
         Set<String> lost = ConcurrentHashMap.newKeySet();
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             LockManager locks = LockManager.builder(backend).leaseTime(Duration.ofMillis(600))
+             LockManager locks = LockManager.builder(backend).leaseTime(LEASE)
                      .listener(new LockListener() {
                          @Override
                          public void onLeaseLost(String lockName, String key, String reason) {
@@ -64,13 +68,22 @@ class ClusterWatchdogStallTest {
             }
             assertThat(onStalled).isNotEmpty();
             assertThat(onHealthy).isNotEmpty();
-            RedisTestSupport.await("a first renewal round", Duration.ofSeconds(5), () -> locks.watchdogRenewCallCount() > 0);
+            RedisTestSupport.await("a first renewal round", STALL_BOUND, () -> locks.watchdogRenewCallCount() > 0);
 
-            Thread resumer = EngineSafetyTest.stallServer(stalled, 3);
-            RedisTestSupport.await("the stalled master's leases to read as not held", Duration.ofSeconds(2),
-                    () -> onStalled.stream().noneMatch(LockHandle::isHeld));
-            assertThat(resumer.isAlive()).as("the master is still stalled").isTrue();
-            resumer.join();
+            // The master stays stopped until the test saw what it waits for (whatever the machine's load), and runs
+            // again when the block ends, also when an assertion failed.
+            try (RedisServerProcess.Stall stall = stalled.stall()) {
+                long stalledAt = System.nanoTime();
+                RedisTestSupport.await("the stalled master's leases to read as not held", STALL_BOUND,
+                        () -> onStalled.stream().noneMatch(LockHandle::isHeld));
+                // A stall of two leases: the healthy masters' leases live only if renewed during it.
+                long renewalsBefore = locks.watchdogRenewCallCount();
+                RedisTestSupport.await("two leases of stall and renewal calls on the healthy masters", STALL_BOUND,
+                        () -> System.nanoTime() - stalledAt > 2 * LEASE.toNanos()
+                                && locks.watchdogRenewCallCount() >= renewalsBefore + 3);
+                assertThat(stalled.isSuspended()).as("the master is still stalled").isTrue();
+                assertThat(onHealthy).as("leases on healthy masters, renewed during the stall").allMatch(LockHandle::isHeld);
+            }
 
             assertThat(onHealthy).as("leases on healthy masters, renewed through the stall").allMatch(LockHandle::isHeld);
             assertThat(lost).as("keys reported lost").doesNotContainAnyElementsOf(onHealthy.stream().map(LockHandle::key).toList());

@@ -44,14 +44,20 @@ class FaultSuiteTest {
                     .fault(Fault.of("slow-replies", () -> {
                         Duration slowFor = lease.multipliedBy(2);
                         proxy.delayReplies(lease.plusMillis(200));
-                        Thread.sleep(slowFor.toMillis());
-                        proxy.passThrough();
+                        try {
+                            Thread.sleep(slowFor.toMillis());
+                        } finally {
+                            proxy.passThrough();
+                        }
                         return "worker 0's replies delayed by " + lease.plusMillis(200).toMillis() + " ms for " + slowFor.toMillis() + " ms";
                     }))
                     .fault(Fault.of("cut-connections", () -> {
                         proxy.cutConnections();
-                        Thread.sleep(lease.toMillis());
-                        proxy.acceptConnections();
+                        try {
+                            Thread.sleep(lease.toMillis());
+                        } finally {
+                            proxy.acceptConnections();
+                        }
                         return "worker 0's connections cut and refused for " + lease.toMillis() + " ms";
                     }))
                     .directory(Path.of("target", "fault-suite", "standalone"))

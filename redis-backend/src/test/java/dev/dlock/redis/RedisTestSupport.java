@@ -52,6 +52,23 @@ final class RedisTestSupport {
                 .isInstanceOf(AcquireResult.Held.class);
     }
 
+    /**
+     * How long {@code key} stays held on a quorum of Redlock {@code masters}, in milliseconds: the quorum-th largest
+     * PTTL of its lock key (-2 where a master does not have it). This is what a Redlock renewal answered RENEWED
+     * promises; a master outside the quorum may not have run the renewal yet.
+     */
+    static long leaseOnAQuorum(List<RedisServerProcess> masters, String key) {
+        RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);
+        List<Long> ttls = new java.util.ArrayList<>();
+        for (RedisServerProcess master : masters) {
+            try (redis.clients.jedis.Jedis admin = master.admin()) {
+                ttls.add(admin.pttl(keys.lockKey(key)));
+            }
+        }
+        ttls.sort(java.util.Comparator.reverseOrder());
+        return ttls.get(masters.size() / 2);
+    }
+
     /** The first key {@code prefix + i} whose lock key lives on {@code master}. */
     static String keyOwnedBy(RedisClusterSetup cluster, RedisServerProcess master, String prefix) {
         RedisKeys keys = new RedisKeys(RedisLockBackend.DEFAULT_KEY_PREFIX);

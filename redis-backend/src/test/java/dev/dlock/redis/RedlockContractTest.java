@@ -10,6 +10,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.StoreFailureContractTest;
 import dev.dlock.testkit.redis.RedisServerProcess;
@@ -67,6 +68,15 @@ class RedlockContractTest extends StoreFailureContractTest {
             }
         }
         assertThat(deleted).as("deleted the lock key on a quorum of masters").isGreaterThanOrEqualTo(3);
+    }
+
+    /**
+     * A renewal is RENEWED once a quorum of masters renewed it; the others may still be running it, and a refusal
+     * answers with the least TTL among the masters that decided it. The lease a quorum holds is what it promises.
+     */
+    @Override
+    protected long renewedLeaseRemainingMillis(String key, AcquireResult.Held refusal) {
+        return RedisTestSupport.leaseOnAQuorum(masters, key);
     }
 
     @Override

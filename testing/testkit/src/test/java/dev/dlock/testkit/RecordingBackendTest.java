@@ -44,11 +44,15 @@ class RecordingBackendTest {
             long firstToken = first.fencingToken();
             CompletableFuture<Long> next = new CompletableFuture<>();
             Thread successor = new Thread(() -> {
+                long token;
                 try (LockHandle lock = locks.acquire("k", Duration.ofSeconds(30))) {
-                    next.complete(lock.fencingToken());
+                    token = lock.fencingToken();
                 } catch (RuntimeException | Error e) {
                     next.completeExceptionally(e);
+                    return;
                 }
+                // Completed once the handle is closed: the count of releases below includes the successor's.
+                next.complete(token);
             }, "successor");
             successor.setDaemon(true);
             successor.start();

@@ -217,6 +217,30 @@ public final class RedisServerProcess implements AutoCloseable {
         suspended = false;
     }
 
+    /**
+     * {@link #suspend() Suspends} the server until the returned stall is closed: in a try-with-resources block the
+     * server runs again however the block ends, so a failed assertion never leaves a stopped server to the next test.
+     */
+    public Stall stall() {
+        suspend();
+        return new Stall();
+    }
+
+    /** A {@link #stall()} in progress; closing it resumes the server if it is still suspended. */
+    public final class Stall implements AutoCloseable {
+
+        private Stall() {
+        }
+
+        /** Resumes the server (SIGCONT) unless it was resumed, killed or restarted meanwhile; idempotent. */
+        @Override
+        public void close() {
+            if (isSuspended()) {
+                resume();
+            }
+        }
+    }
+
     /** True between {@link #suspend()} and {@link #resume()} (or a kill or restart). */
     public boolean isSuspended() {
         return suspended && isRunning();
@@ -356,6 +380,8 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     private void launch() {
+        // A new process is never stopped, whatever the previous one was.
+        suspended = false;
         List<String> command = new ArrayList<>(List.of(binary.toString()));
         if (configText != null) {
             Path configFile = directory.resolve("redis-" + port + ".conf");

@@ -153,6 +153,30 @@ class RedisServerProcessTest {
     }
 
     @Test
+    void aStallEndsWithItsBlockAlsoWhenTheBlockFails() {
+        try (RedisServerProcess server = RedisServerProcess.start()) {
+            assertThatThrownBy(() -> {
+                try (RedisServerProcess.Stall stall = server.stall()) {
+                    assertThat(server.isSuspended()).isTrue();
+                    throw new AssertionError("a test's assertion failed during the stall");
+                }
+            }).hasMessageContaining("during the stall");
+            assertThat(server.isSuspended()).isFalse();
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.ping()).as("the server answers right after the block").isEqualTo("PONG");
+            }
+            // A stall whose server was restarted meanwhile ends without signalling the new process.
+            try (RedisServerProcess.Stall stall = server.stall()) {
+                server.restart();
+                assertThat(server.isSuspended()).as("a restarted server is not suspended").isFalse();
+            }
+            try (Jedis admin = server.admin()) {
+                assertThat(admin.ping()).isEqualTo("PONG");
+            }
+        }
+    }
+
+    @Test
     void aSuspendedServerCanBeKilledAndStopped() {
         try (RedisServerProcess server = RedisServerProcess.start()) {
             server.suspend();

@@ -73,7 +73,8 @@ final class LeaseRelease {
                     result = ReleaseResult.RELEASED;
                 }
             }
-            if (result == null) {
+            // A lease the manager's shutdown freed was released in the store by it: nothing more is sent.
+            if (result == null && !manager.freedAtShutdown(lease)) {
                 result = releaseInStore(lease);
             }
         } catch (LockBackendException e) {
@@ -168,7 +169,7 @@ final class LeaseRelease {
      * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
      * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
      */
-    private ReleaseResult releaseInStore(Lease lease) {
+    ReleaseResult releaseInStore(Lease lease) {
         if (lease.keepUntilNanos != 0 && lease.watched && lease.keepUntilNanos - System.nanoTime() > 0
                 && !lease.awaitRenewalAnswer(TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis))) {
             // A full-lease renewal reaching the store after the shortening below would keep the key a whole lease.

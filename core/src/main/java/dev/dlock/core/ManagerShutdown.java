@@ -115,8 +115,11 @@ final class ManagerShutdown {
                 if (pending.isEmpty()) {
                     return;
                 }
-                log.info("dlock lock manager closing: waiting up to {} ms for {} held lock(s) to be released",
-                        TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadline - System.nanoTime())), pending.size());
+                long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (leftMillis > 0) {
+                    log.info("dlock lock manager closing: waiting up to {} ms for {} held lock(s) to be released",
+                            leftMillis, pending.size());
+                }
                 continue;
             }
             synchronized (monitor) {

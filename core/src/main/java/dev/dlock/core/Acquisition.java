@@ -143,6 +143,8 @@ final class Acquisition {
 
     /** Asks the store once; never blocks, except a blocking acquisition's first wait for its release notices to flow. */
     Step attempt() throws InterruptedException {
+        // A waiter woken after the manager closed asks the store for nothing: a lease taken now would be left for nobody.
+        manager.refuseIfClosed(key);
         if (owner == null) {
             // Before the abort check: a store that queues waiters is told when the acquisition stops trying.
             owner = handedOver != null ? handedOver.owner()

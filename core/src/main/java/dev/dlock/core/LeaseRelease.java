@@ -81,7 +81,8 @@ final class LeaseRelease {
                     unknownHandOff = nextOwner;
                 }
             }
-            if (result == null) {
+            // A lease the manager's shutdown freed was released in the store by it: nothing more is sent.
+            if (result == null && !manager.freedAtShutdown(lease)) {
                 result = releaseInStore(lease);
             }
             if (unknownHandOff != null && releaseUnknownHandOff(lease, unknownHandOff, successor.leaseMillis)) {
@@ -207,7 +208,7 @@ final class LeaseRelease {
      * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
      * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
      */
-    private ReleaseResult releaseInStore(Lease lease) {
+    ReleaseResult releaseInStore(Lease lease) {
         long start = System.nanoTime();
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         LockBackendException first = null;

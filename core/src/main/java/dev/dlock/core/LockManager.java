@@ -55,6 +55,8 @@ public final class LockManager implements AutoCloseable {
     public static final int DEFAULT_RENEWAL_BATCH_SIZE = 100;
     /** What releasing a lost lease does, when nothing is configured. */
     public static final LeaseLostPolicy DEFAULT_LEASE_LOST_POLICY = LeaseLostPolicy.THROW;
+    /** How long {@link #close()} waits for holds still running to end by themselves, when none is configured. */
+    public static final Duration DEFAULT_SHUTDOWN_GRACE_PERIOD = Duration.ofSeconds(10);
 
     /**
      * The most times in a row a key passes from one holder to the next in this JVM without being freed in the
@@ -95,6 +97,8 @@ public final class LockManager implements AutoCloseable {
     /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
     final LockOrderMonitor lockOrder;
     private volatile boolean closed;
+    private final Duration shutdownGracePeriod;
+    private final ManagerShutdown shutdown = new ManagerShutdown(this);
 
     private LockManager(Builder builder) {
         this.backend = builder.backend;
@@ -118,6 +122,7 @@ public final class LockManager implements AutoCloseable {
         this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
+        this.shutdownGracePeriod = builder.shutdownGracePeriod;
     }
 
     /** Starts configuring a manager over {@code backend}. */
@@ -192,6 +197,11 @@ public final class LockManager implements AutoCloseable {
         if (reentered != null) {
             return CompletableFuture.completedFuture(reentered);
         }
+        try {
+            refuseIfClosed(key);
+        } catch (IllegalStateException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         return new AsyncAcquisition(this, asyncRuntime(), request, key).start();
     }
 
@@ -221,9 +231,12 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Whether released exclusive leases pass straight to the next local waiter (set, and supported by the store). */
+    /**
+     * Whether released exclusive leases pass straight to the next local waiter (set, and supported by the store); false
+     * once the manager is closing, whose waiters get no key any more.
+     */
     public boolean handsOffLocally() {
-        return handOffs;
+        return handOffs && !closed;
     }
 
     /** The wait time used for requests that do not give one. */
@@ -461,22 +474,79 @@ public final class LockManager implements AutoCloseable {
     }
 
     /**
-     * Stops the watchdog; later acquisitions fail with {@link IllegalStateException}. Locks still held
-     * are no longer renewed and expire in the store after their lease; the backend is not closed (its
-     * creator owns it).
+     * Closes the manager with the grace period it was built with ({@link Builder#shutdownGracePeriod}, default
+     * {@link #DEFAULT_SHUTDOWN_GRACE_PERIOD}); see {@link #close(Duration)}.
      */
     @Override
     public void close() {
-        closed = true;
-        watchdog.stop();
-        AsyncRuntime runtime = asyncRuntime;
-        if (runtime != null) {
-            runtime.close();
+        close(shutdownGracePeriod);
+    }
+
+    /**
+     * Closes the manager and frees what it holds, so that a deploy leaves no key to its lease. New acquisitions fail at
+     * once with {@link IllegalStateException} (a thread re-entering a key it still holds is not a new acquisition),
+     * and so do acquisitions still waiting, asynchronous ones included. Holds still running get up to
+     * {@code gracePeriod} to end by themselves (their leases are renewed meanwhile); the closing thread's own holds are
+     * not waited for. Then every lease still held is released in the store as its holder's release would (a lease
+     * with {@code lockAtLeastFor} keeps its minimum) and reported lost to its holder: its state becomes
+     * {@link LockState#LOST}, the listeners hear {@link LockListener#onLeaseLost} (the reason says the manager was
+     * closed), and its handle's {@code close()} reports the loss per the {@link LeaseLostPolicy} without another store
+     * call. Its section may still be running: the key is another's from then on. Returns once nothing is left to
+     * release, so the store's client may be closed after it; the backend itself is not closed (its creator owns it).
+     * A release that fails here is logged (the key then expires after its lease), never thrown.
+     *
+     * <p>Idempotent and safe from any thread: a later or concurrent call waits for the first one to finish, whose grace
+     * period counts.
+     *
+     * @param gracePeriod how long holds still running may take to end by themselves; zero frees them at once
+     */
+    public void close(Duration gracePeriod) {
+        validGracePeriod(gracePeriod);
+        shutdown.run(gracePeriod, () -> {
+            closed = true;
+            AsyncRuntime runtime = asyncRuntime;
+            if (runtime != null) {
+                runtime.close();
+            }
+        }, watchdog::stop);
+    }
+
+    /** The grace period {@link #close()} gives holds still running. */
+    public Duration shutdownGracePeriod() {
+        return shutdownGracePeriod;
+    }
+
+    private static Duration validGracePeriod(Duration gracePeriod) {
+        Objects.requireNonNull(gracePeriod, "gracePeriod");
+        if (gracePeriod.isNegative()) {
+            throw new IllegalArgumentException("the shutdown grace period must not be negative, was " + gracePeriod);
         }
-        int held = watchedLeases.get();
-        if (held > 0) {
-            log.warn("dlock lock manager closed while holding {} watchdog-managed locks; they expire after their lease", held);
+        return gracePeriod;
+    }
+
+    /** Fails an acquisition of {@code key} once the manager is closed: its leases would be left for nobody. */
+    void refuseIfClosed(String key) {
+        if (closed) {
+            throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
+    }
+
+    /** The leases this manager holds now (exclusive and shared), lost ones included until their holders close them. */
+    List<Lease> heldLeases() {
+        List<Lease> held = new ArrayList<>();
+        for (KeyGate gate : gates.values()) {
+            Lease lease = gate.holder;
+            if (lease != null) {
+                held.add(lease);
+            }
+            held.addAll(gate.sharedHolders);
+        }
+        return held;
+    }
+
+    /** Whether the manager's shutdown released {@code lease} in the store already: its holder's release sends nothing. */
+    boolean freedAtShutdown(Lease lease) {
+        return closed && shutdown.freedInStore(lease);
     }
 
     // ---------------------------------------------------------------- acquisition
@@ -484,13 +554,9 @@ public final class LockManager implements AutoCloseable {
     private record Attempt(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
     }
 
-    /** The request's key, once the request is one this manager can serve now. */
+    /** The request's key, once the request is one this manager can serve (the closed check follows re-entry). */
     private String usableKey(LockRequest request) {
         String key = validKey(request.key());
-        if (closed) {
-            // Its watchdog is gone: a lease taken now would silently run out.
-            throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
-        }
         LockKind kind = request.kind();
         if (!capabilities.supports(kind)) {
             throw new IllegalArgumentException("the store " + backend.getClass().getSimpleName() + " cannot take " + kind
@@ -540,6 +606,7 @@ public final class LockManager implements AutoCloseable {
         if (reentered != null) {
             return new Attempt(reentered, null, 0);
         }
+        refuseIfClosed(key);
         Acquisition acquisition = new Acquisition(this, request, key, null);
         Acquisition.Step outcome;
         try {
@@ -587,6 +654,9 @@ public final class LockManager implements AutoCloseable {
             synchronized (lease) {
                 watchdog.schedule(lease, sentAt + lease.renewalIntervalNanos());
             }
+        }
+        if (closed) {
+            shutdown.heldWhileClosing(lease);
         }
     }
 
@@ -642,6 +712,10 @@ public final class LockManager implements AutoCloseable {
         if (last[0]) {
             gate.closeSubscription();
         }
+        if (closed) {
+            // After the gate was cleared: the shutdown's wait for holds to end looks again.
+            shutdown.leaseEnded();
+        }
     }
 
     // ---------------------------------------------------------------- lease loss
@@ -669,6 +743,11 @@ public final class LockManager implements AutoCloseable {
         if (lease.watched) {
             watchedLeases.decrementAndGet();
         }
+        reportLost(lease, byRenewal);
+    }
+
+    /** Gives the lost lease's turn to the JVM's next waiter, and tells the log and the listeners that it is lost. */
+    void reportLost(Lease lease, boolean byRenewal) {
         releases.endTurn(lease);
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
         if (byRenewal) {
@@ -722,6 +801,7 @@ public final class LockManager implements AutoCloseable {
         private boolean localHandOff = true;
         private boolean lockOrderWarnings = true;
         private String instanceId;
+        private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE_PERIOD;
 
         private Builder(LockBackend backend) {
             this.backend = Objects.requireNonNull(backend, "backend");
@@ -798,6 +878,15 @@ public final class LockManager implements AutoCloseable {
                 throw new IllegalArgumentException("instanceId must not be blank");
             }
             this.instanceId = instanceId;
+            return this;
+        }
+
+        /**
+         * How long {@link LockManager#close()} waits for holds still running to end by themselves before it releases
+         * them in the store and reports them lost to their holders (default 10 s; zero frees them at once).
+         */
+        public Builder shutdownGracePeriod(Duration gracePeriod) {
+            this.shutdownGracePeriod = validGracePeriod(gracePeriod);
             return this;
         }
 

@@ -50,7 +50,8 @@ public class HandOffModel {
         made.incrementAndGet();
         LockManager before = previous.getAndSet(locks);
         if (before != null) {
-            before.close();
+            // No grace period: a hold the last invocation left open (a scenario cut short) is not waited for.
+            before.close(Duration.ZERO);
         }
         if (!locks.handsOffLocally()) {
             throw new IllegalStateException("the model needs local hand-off on");
@@ -71,7 +72,7 @@ public class HandOffModel {
     static void closeLast() {
         LockManager last = previous.getAndSet(null);
         if (last != null) {
-            last.close();
+            last.close(Duration.ZERO);
         }
     }
 

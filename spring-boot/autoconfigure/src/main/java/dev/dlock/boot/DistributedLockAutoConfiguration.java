@@ -80,6 +80,17 @@ public class DistributedLockAutoConfiguration {
     }
 
     /**
+     * Closes the lock managers when the context closes, after the web server and the task executors drained and before
+     * the store clients are destroyed; each waits up to its grace period ({@code dlock.shutdown.grace-period}) for the
+     * holds still running, then frees what is left.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    static LockManagerLifecycle dlockLockManagerLifecycle() {
+        return new LockManagerLifecycle();
+    }
+
+    /**
      * Checks the lock manager's values, and that some store will be there, before any bean is created
      * (see {@link EarlyPropertiesCheck}); the rules stay the builders', applied here to throwaway builders.
      * Nothing is checked when the application defines its own lock manager, which these values do not configure.
@@ -117,6 +128,7 @@ public class DistributedLockAutoConfiguration {
         set(PREFIX + ".lease-time", () -> builder.leaseTime(properties.getLeaseTime()));
         set(PREFIX + ".watchdog.batch-size", () -> builder.renewalBatchSize(properties.getWatchdog().getBatchSize()));
         set(PREFIX + ".on-lease-lost", () -> builder.leaseLostPolicy(properties.getOnLeaseLost()));
+        set(PREFIX + ".shutdown.grace-period", () -> builder.shutdownGracePeriod(properties.getShutdown().getGracePeriod()));
         if (properties.getInstanceId() != null) {
             set(PREFIX + ".instance-id", () -> builder.instanceId(properties.getInstanceId()));
         }

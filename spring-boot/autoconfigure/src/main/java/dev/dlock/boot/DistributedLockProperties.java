@@ -77,6 +77,7 @@ public class DistributedLockProperties {
     private String instanceId;
 
     private final Watchdog watchdog = new Watchdog();
+    private final Shutdown shutdown = new Shutdown();
     private final Aspect aspect = new Aspect();
     private final Metrics metrics = new Metrics();
     private final Observation observation = new Observation();
@@ -205,6 +206,11 @@ public class DistributedLockProperties {
         return watchdog;
     }
 
+    /** The shutdown settings. */
+    public Shutdown getShutdown() {
+        return shutdown;
+    }
+
     /** The aspect settings. */
     public Aspect getAspect() {
         return aspect;
@@ -234,6 +240,27 @@ public class DistributedLockProperties {
         /** Sets the renewal batch size. */
         public void setBatchSize(int batchSize) {
             this.batchSize = batchSize;
+        }
+    }
+
+    /** {@code dlock.shutdown.*}: what the lock manager does when the application context closes. */
+    public static class Shutdown {
+
+        /**
+         * How long the closing lock manager waits for critical sections still running to end by themselves (after the
+         * web server drained and stopped), before it releases their locks in the store and reports them lost to their
+         * holders; 0 frees them at once.
+         */
+        private Duration gracePeriod = LockManager.DEFAULT_SHUTDOWN_GRACE_PERIOD;
+
+        /** The grace period of the closing lock manager. */
+        public Duration getGracePeriod() {
+            return gracePeriod;
+        }
+
+        /** Sets the grace period of the closing lock manager. */
+        public void setGracePeriod(Duration gracePeriod) {
+            this.gracePeriod = gracePeriod;
         }
     }
 

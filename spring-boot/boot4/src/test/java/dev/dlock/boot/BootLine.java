@@ -6,6 +6,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.web.server.context.WebServerGracefulShutdownLifecycle;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -20,6 +21,12 @@ public final class BootLine {
     /** Boot's Micrometer auto-configurations that give a context a simple MeterRegistry. */
     public static final AutoConfigurations METRICS = AutoConfigurations.of(MetricsAutoConfiguration.class,
             CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class);
+
+    /**
+     * The phase of Boot's graceful web shutdown (requests drain while it stops); the web server itself stops 1024
+     * phases later, in the next phase below.
+     */
+    public static final int GRACEFUL_SHUTDOWN_PHASE = WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE;
 
     /** The health indicator type whose absence means "no health support on the class path". */
     public static final Class<?> HEALTH_INDICATOR = HealthIndicator.class;

@@ -1,0 +1,188 @@
+package dev.dlock.core;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The end of a {@link LockManager}: holds still running get a grace period to end by themselves (woken by each
+ * release, never polling), then every lease still held is released in the store through the normal release path and
+ * reported lost to its holder, whose later {@code close()} then sends nothing more. Like Curator closing its client:
+ * a deploy frees its keys at once instead of leaving them to their leases, and the store client is no longer needed
+ * once {@link #run} returns. One per manager; runs once, whoever calls it first.
+ */
+final class ManagerShutdown {
+
+    private static final Logger log = LoggerFactory.getLogger(ManagerShutdown.class);
+
+    private final LockManager manager;
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final CountDownLatch done = new CountDownLatch(1);
+    /** Notified on every lease that ends while the manager closes; guards {@link #leasesEnded}. */
+    private final Object monitor = new Object();
+    private long leasesEnded;
+    /** The leases this shutdown released in the store (or is releasing): their holders' release sends nothing. */
+    private final Set<Lease> freed = ConcurrentHashMap.newKeySet();
+    /** True once the grace period is over: a lease published from now on is freed at once. */
+    private volatile boolean sweeping;
+    private volatile long gracePeriodMillis;
+
+    ManagerShutdown(LockManager manager) {
+        this.manager = manager;
+    }
+
+    /**
+     * Waits up to {@code gracePeriod} for the holds of other threads to end, then frees what is still held; the
+     * caller has already refused new acquisitions. A second caller waits for the first one to finish.
+     */
+    void run(Duration gracePeriod, Runnable beforeGrace, Runnable afterSweep) {
+        if (!started.compareAndSet(false, true)) {
+            awaitDone();
+            return;
+        }
+        try {
+            gracePeriodMillis = gracePeriod.toMillis();
+            beforeGrace.run();
+            awaitReleases(System.nanoTime() + gracePeriod.toNanos());
+            sweeping = true;
+            int released = 0;
+            for (Lease lease : manager.heldLeases()) {
+                if (free(lease)) {
+                    released++;
+                }
+            }
+            if (released > 0) {
+                log.warn("dlock lock manager closed: released {} lock(s) still held after the grace period of {} ms; "
+                        + "their holders are told the leases are lost", released, gracePeriodMillis);
+            }
+        } finally {
+            try {
+                afterSweep.run();
+            } finally {
+                done.countDown();
+            }
+        }
+    }
+
+    /** Called whenever a lease ends (and an acquisition leaves its gate) while the manager closes. */
+    void leaseEnded() {
+        synchronized (monitor) {
+            leasesEnded++;
+            monitor.notifyAll();
+        }
+    }
+
+    /** A lease recorded while the manager closes (its store call was under way at close): freed at once after the grace period. */
+    void heldWhileClosing(Lease lease) {
+        if (sweeping && free(lease)) {
+            log.warn("dlock: {} was granted while the lock manager was closing; released it again", lease);
+        }
+    }
+
+    /** Whether this shutdown released {@code lease} in the store, so that its holder's release sends nothing more. */
+    boolean freedInStore(Lease lease) {
+        return freed.contains(lease);
+    }
+
+    /**
+     * Waits until no other thread's lease is left in the manager or the deadline passes. Leases of the closing
+     * thread are not awaited: it cannot release them while it waits here.
+     */
+    private void awaitReleases(long deadline) {
+        Thread closing = Thread.currentThread();
+        List<Lease> pending = List.of();
+        int next = 0;
+        while (true) {
+            long seen;
+            synchronized (monitor) {
+                seen = leasesEnded;
+            }
+            // Read after the count: a lease ending from now on wakes the wait below.
+            while (next < pending.size() && !stillHeld(pending.get(next), closing)) {
+                next++;
+            }
+            if (next == pending.size()) {
+                // Leases taken since the last look (acquisitions whose store call was under way at close) count too.
+                pending = manager.heldLeases().stream().filter(lease -> stillHeld(lease, closing)).toList();
+                next = 0;
+                if (pending.isEmpty()) {
+                    return;
+                }
+                long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (leftMillis > 0) {
+                    log.info("dlock lock manager closing: waiting up to {} ms for {} held lock(s) to be released",
+                            leftMillis, pending.size());
+                }
+                continue;
+            }
+            synchronized (monitor) {
+                while (leasesEnded == seen) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(monitor, left);
+                    } catch (InterruptedException e) {
+                        // The caller is in a hurry: what is still held is freed now.
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /** Whether {@code lease} is still in its gate (its holder has not finished releasing it) and not the closing thread's. */
+    private static boolean stillHeld(Lease lease, Thread closing) {
+        boolean inGate = lease.kind.shared() ? lease.gate.sharedHolders.contains(lease) : lease.gate.holder == lease;
+        return inGate && lease.ownerThread != closing;
+    }
+
+    /**
+     * Releases {@code lease} in the store and reports it lost, unless its holder released it first; true when this
+     * call freed it. The claim and the holder's last {@code dropHold} exclude each other on the lease's monitor:
+     * either the holder's release runs as usual, or it finds the lease here and sends nothing.
+     */
+    private boolean free(Lease lease) {
+        boolean newlyLost;
+        synchronized (lease) {
+            if (lease.recordedState() == LockState.RELEASED || !freed.add(lease)) {
+                return false;
+            }
+            // Lost before the store lets the key go: the holder never sees "held" while another owner may have the key.
+            newlyLost = lease.markLost("the lock manager was closed while the lock was held, and released it in the store "
+                    + "after its grace period of " + gracePeriodMillis + " ms: the critical section may still be running");
+        }
+        if (newlyLost && lease.watched) {
+            manager.watchedLeases.decrementAndGet();
+        }
+        try {
+            // The normal path: owner-checked, retried while the outcome is unknown, lockAtLeastFor kept.
+            manager.releases.releaseInStore(lease);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not release {} while closing the lock manager; it expires in the store after its "
+                    + "lease", lease, e);
+        }
+        if (newlyLost) {
+            manager.reportLost(lease, false);
+        }
+        return true;
+    }
+
+    /** Waits for the shutdown another thread runs; an interrupt ends the wait and is kept. */
+    private void awaitDone() {
+        try {
+            done.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -582,9 +582,10 @@ public abstract class LockBackendContractTest {
         try (LockHandle next = successor.get(10, TimeUnit.SECONDS)) {
             renewalMayLand.countDown();
             awaitTrue(Duration.ofSeconds(10), () -> landed.get() > 0);
-            Optional<LockHandle> overlapping = otherJvm.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofSeconds(3)).build());
+            // The old renewal set a 900 ms lease: without the fix the key is free well within this wait.
+            Optional<LockHandle> overlapping = otherJvm.tryAcquire(LockRequest.builder(key).waitTime(Duration.ofMillis(1_800)).build());
             overlapping.ifPresent(LockHandle::close);
-            assertThat(overlapping).as("another JVM within 3 s of the old renewal landing, while the next holder's 10 s "
+            assertThat(overlapping).as("another JVM within 1.8 s of the old renewal landing, while the next holder's 10 s "
                     + "lease runs (held: %s)", next.isHeld()).isEmpty();
             assertThat(next.isHeld()).isTrue();
         }

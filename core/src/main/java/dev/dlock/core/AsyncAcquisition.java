@@ -2,8 +2,8 @@ package dev.dlock.core;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.slf4j.Logger;
@@ -28,9 +28,9 @@ final class AsyncAcquisition {
     private final AtomicBoolean armed = new AtomicBoolean();
     /** The release notices, counted by the key's gate, that end the current wait; set before arming. */
     private volatile long awaitedNotices = Long.MAX_VALUE;
-    private volatile ScheduledFuture<?> timer;
+    private volatile Future<?> timer;
     /** The pending check while queued for the turn; guarded by this. */
-    private ScheduledFuture<?> queuedCheck;
+    private Future<?> queuedCheck;
     private final Acquisition acquisition;
     /** The place in the gate's queue; null for a fair lock, which takes no turn. */
     private KeyGate.Waiter place;
@@ -98,7 +98,7 @@ final class AsyncAcquisition {
 
     /** (Re)schedules the one check while queued: at most one is pending, whoever asks for it. */
     private synchronized void scheduleQueuedCheck() {
-        ScheduledFuture<?> pending = queuedCheck;
+        Future<?> pending = queuedCheck;
         if (pending != null) {
             pending.cancel(false);
         }
@@ -157,7 +157,7 @@ final class AsyncAcquisition {
     /** Starts the next attempt now, if one is waiting. */
     private void wake() {
         if (armed.compareAndSet(true, false)) {
-            ScheduledFuture<?> pending = timer;
+            Future<?> pending = timer;
             if (pending != null) {
                 pending.cancel(false);
             }

@@ -3,8 +3,8 @@ package dev.dlock.core;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -14,23 +14,42 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The threads of a manager's asynchronous acquisitions: a bounded pool for store calls (which block
  * on the store's client) and one timer thread for pauses and deadlines, which never calls the store.
- * Callers' threads only start acquisitions and receive their results.
+ * Callers' threads only start acquisitions and receive their results. A model checker gives it threads of its own
+ * ({@link #AsyncRuntime(Executor, Timer, Runnable)}), which it controls.
  */
 final class AsyncRuntime implements Executor {
 
     /** Store calls of different keys in flight at once; more queue (a key has one call in flight at most). */
     private static final int STORE_THREADS = 64;
 
-    private final ThreadPoolExecutor storeCalls;
-    private final ScheduledThreadPoolExecutor timer;
+    /** Runs an action after a pause, on a thread that never calls the store. */
+    interface Timer {
+        Future<?> schedule(Runnable action, long nanos);
+    }
+
+    private final Executor storeCalls;
+    private final Timer timer;
+    private final Runnable stopThreads;
     private final Set<AsyncAcquisition> pending = ConcurrentHashMap.newKeySet();
 
-    AsyncRuntime() {
-        storeCalls = new ThreadPoolExecutor(STORE_THREADS, STORE_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemons("dlock-async-"));
+    /** The runtime of a manager: a pool of daemon threads for store calls and one timer thread. */
+    static AsyncRuntime withOwnThreads() {
+        ThreadPoolExecutor storeCalls = new ThreadPoolExecutor(STORE_THREADS, STORE_THREADS, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemons("dlock-async-"));
         storeCalls.allowCoreThreadTimeOut(true);
-        timer = new ScheduledThreadPoolExecutor(1, daemons("dlock-async-timer-"));
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemons("dlock-async-timer-"));
         timer.setRemoveOnCancelPolicy(true);
+        return new AsyncRuntime(storeCalls, (action, nanos) -> timer.schedule(action, nanos, TimeUnit.NANOSECONDS), () -> {
+            timer.shutdownNow();
+            storeCalls.shutdown();
+        });
+    }
+
+    /** A runtime on the given threads; {@code stopThreads} runs once at {@link #close()}. */
+    AsyncRuntime(Executor storeCalls, Timer timer, Runnable stopThreads) {
+        this.storeCalls = storeCalls;
+        this.timer = timer;
+        this.stopThreads = stopThreads;
     }
 
     /** Runs a step of an acquisition (a store call) on a pool thread. */
@@ -40,8 +59,8 @@ final class AsyncRuntime implements Executor {
     }
 
     /** Runs {@code action} on the timer thread after {@code nanos}; it must not call the store. */
-    ScheduledFuture<?> schedule(Runnable action, long nanos) {
-        return timer.schedule(action, Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    Future<?> schedule(Runnable action, long nanos) {
+        return timer.schedule(action, Math.max(0, nanos));
     }
 
     void track(AsyncAcquisition acquisition) {
@@ -57,8 +76,7 @@ final class AsyncRuntime implements Executor {
         for (AsyncAcquisition acquisition : pending) {
             acquisition.managerClosed();
         }
-        timer.shutdownNow();
-        storeCalls.shutdown();
+        stopThreads.run();
     }
 
     private static ThreadFactory daemons(String prefix) {

@@ -22,6 +22,15 @@ final class KeyGate {
 
     private static final long LAPSE_SLACK_NANOS = 1_000_000;
 
+    /** How a thread waits with a timeout: the JDK's clock, or a model checker's that moves only when it says so. */
+    interface TimedWait {
+        /** The JDK's timed wait. */
+        TimedWait JDK = (lock, condition, nanos) -> condition.awaitNanos(nanos);
+
+        /** As {@link Condition#awaitNanos}, holding {@code lock}, {@code condition}'s lock. */
+        long awaitNanos(ReentrantLock lock, Condition condition, long nanos) throws InterruptedException;
+    }
+
     /** The exclusive lease (exclusive, fair or write) this JVM holds on the key; null when none. */
     volatile Lease holder;
     /** The shared leases (read, permits) this JVM holds on the key now. */
@@ -45,6 +54,11 @@ final class KeyGate {
     private final ReentrantLock noticeLock = new ReentrantLock();
     private final Condition noticed = noticeLock.newCondition();
     private volatile long noticeCount;
+    private final TimedWait timedWait;
+
+    KeyGate(TimedWait timedWait) {
+        this.timedWait = timedWait;
+    }
 
     /**
      * The key passed from its releasing holder to the next one in this JVM: the store value now names {@code owner},
@@ -136,7 +150,7 @@ final class KeyGate {
                         continue;
                     } else {
                         long remaining = Math.min(deadlineNanos - System.nanoTime(), nanosUntilTurnLapses());
-                        me.wakeUp.awaitNanos(abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
+                        timedWait.awaitNanos(turnLock, me.wakeUp, abortIf == null ? remaining : Math.min(remaining, abortCheckNanos));
                     }
                 }
             } catch (InterruptedException e) {
@@ -395,7 +409,7 @@ final class KeyGate {
         try {
             long left = nanos;
             while (noticeCount < count && left > 0) {
-                left = noticed.awaitNanos(left);
+                left = timedWait.awaitNanos(noticeLock, noticed, left);
             }
         } finally {
             noticeLock.unlock();

@@ -84,6 +84,8 @@ public final class LockManager implements AutoCloseable {
     final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
     private volatile AsyncRuntime asyncRuntime;
+    /** How the threads waiting in the key gates time out: the JDK's clock, or a model checker's. */
+    private volatile KeyGate.TimedWait timedWait = KeyGate.TimedWait.JDK;
     private final Object asyncRuntimeLock = new Object();
     private final ConcurrentHashMap<GateKey, KeyGate> gates = new ConcurrentHashMap<>();
     /**
@@ -211,12 +213,27 @@ public final class LockManager implements AutoCloseable {
             synchronized (asyncRuntimeLock) {
                 runtime = asyncRuntime;
                 if (runtime == null) {
-                    runtime = new AsyncRuntime();
+                    runtime = AsyncRuntime.withOwnThreads();
                     asyncRuntime = runtime;
                 }
             }
         }
         return runtime;
+    }
+
+    /** Makes the threads waiting in key gates time out by {@code timedWait}'s clock (a model checker's), before any waits. */
+    void useTimedWait(KeyGate.TimedWait timedWait) {
+        this.timedWait = timedWait;
+    }
+
+    /** Gives the asynchronous acquisitions {@code runtime}'s threads (a model checker's), before the first one starts. */
+    void useAsyncRuntime(AsyncRuntime runtime) {
+        synchronized (asyncRuntimeLock) {
+            if (asyncRuntime != null) {
+                throw new IllegalStateException("the asynchronous runtime is already in use");
+            }
+            asyncRuntime = runtime;
+        }
     }
 
     /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
@@ -694,7 +711,7 @@ public final class LockManager implements AutoCloseable {
 
     KeyGate enterGate(LockKind kind, String key) {
         return gates.compute(new GateKey(kind.family(), key), (k, gate) -> {
-            KeyGate entered = gate == null ? new KeyGate() : gate;
+            KeyGate entered = gate == null ? new KeyGate(timedWait) : gate;
             entered.users++;
             return entered;
         });

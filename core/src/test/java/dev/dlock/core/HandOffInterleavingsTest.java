@@ -20,9 +20,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck's model checker runs {@link HandOffModel}'s operations on one key through the interleavings of the local
- * turn ({@link KeyGate}), the hand-off to the next local waiter, re-entry, abort and interrupt, and checks after each
- * what callers rely on: one holder at a time, every waiter either holding the key or gone with its place given back
+ * turn ({@link KeyGate}), the hand-off to the next local waiter, re-entry, abort, interrupt, asynchronous waiters
+ * (whose pool steps and timers run on the model's threads, {@link ModelTime}) and a lease that is lost or runs out
+ * while waiters queue, and checks after each what callers rely on: one holder at a time, every waiter either holding the key or gone with its place given back
  * (otherwise a waiter hangs, which Lincheck reports), and the key free in the store and to the next tryAcquire.
+ *
+ * <p>The scenarios of a lease that runs out were checked against the engine with the lapse unwatched: with
+ * {@code KeyGate.nanosUntilTurnLapses} answering "never", both hang (Lincheck: "The execution has hung"); with only
+ * the asynchronous check ignoring it, the scenario of asynchronous waiters alone hangs.
  *
  * <p>Budgets: before the fix, on JDK 17 and 25 alike, the leaving-waiter scenarios failed within 100 (abort) and 175
  * (interrupt) interleavings (the exploration is deterministic); the budgets are 2.5 and 2 times that. A real
@@ -63,9 +68,7 @@ class HandOffInterleavingsTest {
     void aLeaseLostWhileWaitersQueueGivesTheTurnOnAndLeavesNothingBehind() {
         // Thread 1 holds the key; its lease is lost (the store dropped it, the engine learns it) while a thread queues
         // for the key and the old holder releases, in every order: the waiter gets the key (else it hangs), the release
-        // reports the loss or releases, one holder at a time, nothing left held. Asynchronous waiters are not
-        // modelled: their store steps run on dlock's pool threads, outside the model checker's control (a try hung);
-        // LockBackendContractTest's lapse tests cover them on every store.
+        // reports the loss or releases, one holder at a time, nothing left held.
         explore(60, scenario(
                 List.of(actor("holdKey")),
                 List.of(actor("loseHeldKey")),
@@ -77,11 +80,37 @@ class HandOffInterleavingsTest {
     void waitersGetTheKeyOfALostLeaseWithoutItsRelease() {
         // The old holder releases only after every parallel operation finished: the two waiters must get the key from
         // the loss alone. Before the local turn ended with the lease, they hung here.
-        explore(30, new ExecutionScenario(
+        explore(30, heldKeyReleasedAfter("loseHeldKey", "section", "section"));
+    }
+
+    @Test
+    void asyncAndThreadWaitersGetTheKeyOfALostLease() {
+        // As above, one waiter asynchronous: its turn comes from the loss, its store step runs on the model's threads.
+        explore(30, heldKeyReleasedAfter("loseHeldKey", "asyncSection", "section"));
+    }
+
+    @Test
+    void waitersGetTheKeyOfALeaseThatRanOutWithoutItsRelease() {
+        // The held fixed lease runs out and nobody tells the engine: a thread waiter and an asynchronous one must see
+        // the lapse themselves (their timed checks fire) and take the key, one at a time, before the old handle closes.
+        explore(30, heldKeyReleasedAfter("heldLeaseRunsOut", "asyncSection", "section"));
+    }
+
+    @Test
+    void asyncWaitersAloneGetTheKeyOfALeaseThatRanOut() {
+        // No thread waiter to notice the lapse: the asynchronous waiters' own timed checks must.
+        explore(30, heldKeyReleasedAfter("heldLeaseRunsOut", "asyncSection", "asyncSection"));
+    }
+
+    @Test
+    void theKeyPassesBetweenAsyncAndThreadWaitersOnRelease() {
+        // A release hands the key to whichever waiter queued first; the asynchronous one's store step runs later, on
+        // another thread, while the thread waiter and a try look on.
+        explore(30, scenario(
                 List.of(actor("holdKey")),
-                List.of(List.of(actor("loseHeldKey")), List.of(actor("section")), List.of(actor("section"))),
-                List.of(actor("releaseKey")),
-                null));
+                List.of(actor("releaseKey"), actor("tryOnce")),
+                List.of(actor("asyncSection")),
+                List.of(actor("section"))));
     }
 
     @Test
@@ -107,6 +136,16 @@ class HandOffInterleavingsTest {
                 .actorsPerThread(2)
                 .invocationsPerIteration(invocations));
         assertRan(invocations);
+    }
+
+    /**
+     * A scenario: {@code holdKey} first; then each operation on a thread of its own; then, once all of them finished,
+     * the old holder's {@code releaseKey}.
+     */
+    private static ExecutionScenario heldKeyReleasedAfter(String... parallel) {
+        return new ExecutionScenario(List.of(actor("holdKey")),
+                Arrays.stream(parallel).map(operation -> List.of(actor(operation))).toList(),
+                List.of(actor("releaseKey")), null);
     }
 
     /** Runs one scenario through up to {@code budget} (times the scale) interleavings. */

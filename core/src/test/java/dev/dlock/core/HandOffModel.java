@@ -5,6 +5,8 @@ import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -16,14 +18,18 @@ import org.jetbrains.kotlinx.lincheck.annotations.Validate;
  * One key of one {@link LockManager} over a real {@link InMemoryLockBackend}, local hand-off on, for Lincheck's model
  * checker: each operation is what a caller does with the key, and {@link #settled()} checks, once every operation has
  * finished, what callers rely on. Leases are fixed, so no lease ever reaches the watchdog thread (not under the model
- * checker's control), and waits are long: under the model checker {@code System.nanoTime()} stands still, so no wait
- * runs out and every wait ends by a signal or not at all (a hang, which Lincheck reports with the threads' stacks).
+ * checker's control), and waits are long: under the model checker {@code System.nanoTime()} stands still, so time
+ * moves only when {@link #heldLeaseRunsOut()} says ({@link ModelTime}); any other wait ends by a signal or not at all (a
+ * hang, which Lincheck reports with the threads' stacks). Asynchronous acquisitions run their pool steps on the
+ * model's own threads.
  */
 public class HandOffModel {
 
     static final String KEY = "hot";
     private static final Duration LEASE = Duration.ofMinutes(10);
     private static final Duration LONG_WAIT = Duration.ofHours(1);
+    /** Past the lease, by more than the engine's own slack, so that a wait until the lease lapses is due. */
+    private static final long LEASE_SLACK_NANOS = 2_000_000;
     /** The previous invocation's manager: each one starts a watchdog thread, stopped before the next is made. */
     private static final AtomicReference<LockManager> previous = new AtomicReference<>();
     /** Models made since {@link #startCounting()}: at least one per interleaving run. */
@@ -33,6 +39,8 @@ public class HandOffModel {
     /** The real store, tapped so that a scenario can act while a hand-off is in flight. */
     private final RecordingBackend tapped = tapped(store);
     private final LockManager locks = LockManager.builder(tapped).localHandOff(true).build();
+    /** Time, which moves only when a lease runs out, and the asynchronous acquisitions' pool, run by the model's threads. */
+    private final ModelTime time = new ModelTime();
     private final AtomicBoolean abortRequested = new AtomicBoolean();
     private final AtomicReference<Thread> interruptible = new AtomicReference<>();
     /** Holders inside their section now, and how often a section began while another was inside. */
@@ -60,6 +68,8 @@ public class HandOffModel {
         if (!locks.handsOffLocally()) {
             throw new IllegalStateException("the model needs local hand-off on");
         }
+        locks.useAsyncRuntime(time.asyncRuntime());
+        locks.useTimedWait(time);
     }
 
     /** Starts counting the models made, that is the interleavings run. */
@@ -107,16 +117,42 @@ public class HandOffModel {
      */
     @Operation
     public void loseHeldKey() {
-        LockHandle handle = held;
-        if (handle == null) {
+        Lease lease = heldLeaseLeavingItsSection();
+        if (lease == null) {
             return;
-        }
-        Lease lease = EngineTestSupport.leaseOf(handle);
-        if (heldInside.compareAndSet(true, false)) {
-            leaveSection();
         }
         store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
         locks.leaseLost(lease, "the store lost it (the model)");
+    }
+
+    /**
+     * {@link #held}'s fixed lease runs out: time passes its expiry, the store lets the key go, and the timed waits and
+     * timers due by then end. Nobody tells the engine: this JVM's waiters must see the lapse themselves and get the
+     * key without waiting for the old handle's release. Only {@link #held}'s lease runs out: the engine's clock stands
+     * still under the model checker, so the lease is moved instead of the clock, and every later lease is taken after it.
+     */
+    @Operation
+    public void heldLeaseRunsOut() {
+        Lease lease = heldLeaseLeavingItsSection();
+        if (lease == null) {
+            return;
+        }
+        // The engine's estimate runs out first (it counts from when the acquisition was sent), then the store's.
+        lease.expiresAtNanos = System.nanoTime() - 1;
+        store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
+        time.passes(LEASE.toNanos() + LEASE_SLACK_NANOS);
+    }
+
+    /** {@link #held}'s lease, its section no longer counted as inside (the lease is about to end); null before it. */
+    private Lease heldLeaseLeavingItsSection() {
+        LockHandle handle = held;
+        if (handle == null) {
+            return null;
+        }
+        if (heldInside.compareAndSet(true, false)) {
+            leaveSection();
+        }
+        return EngineTestSupport.leaseOf(handle);
     }
 
     /**
@@ -134,6 +170,28 @@ public class HandOffModel {
     @Operation
     public String section() {
         try (LockHandle lock = locks.acquire(request().build())) {
+            return inSection(lock);
+        }
+    }
+
+    /**
+     * As {@link #section()}, through {@link LockManager#acquireAsync}: the calling thread then stands in for dlock's
+     * pool, running the acquisition's store steps (and anyone else's) until the future completes.
+     */
+    @Operation
+    public String asyncSection() {
+        CompletableFuture<LockHandle> acquiring = locks.acquireAsync(request().build());
+        time.runStepsUntil(acquiring::isDone);
+        LockHandle lock;
+        try {
+            lock = acquiring.join();
+        } catch (CompletionException failed) {
+            if (failed.getCause() instanceof LockNotAcquiredException refused) {
+                return refused.reason().name();
+            }
+            throw failed;
+        }
+        try (lock) {
             return inSection(lock);
         }
     }

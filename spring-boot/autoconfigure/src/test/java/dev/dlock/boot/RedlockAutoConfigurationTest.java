@@ -46,7 +46,7 @@ class RedlockAutoConfigurationTest {
     }
 
     @Test
-    void redlockNodesMakeARedlockStoreThatLocksOnEveryMaster() {
+    void redlockNodesMakeARedlockStoreThatLocksOnAQuorumOfTheMasters() {
         runner.withPropertyValues(nodes(3), "dlock.redis.key-prefix=rl:").run(context -> {
             assertThat(context).hasNotFailed()
                     .hasSingleBean(RedlockBackend.class)
@@ -55,12 +55,9 @@ class RedlockAutoConfigurationTest {
                     .hasSingleBean(RedlockClients.class);
             assertThat(context.getBean(LockBackend.class)).isInstanceOf(RedlockBackend.class);
             try (LockHandle lock = context.getBean(LockManager.class).acquire("order-7", Duration.ZERO)) {
-                // The acquire returns once a quorum granted; the last master's grant may land a moment later.
-                long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-                while (mastersHolding("rl:{order-7}") < masters.size() && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                assertThat(mastersHolding("rl:{order-7}")).as("masters holding the key").isEqualTo(masters.size());
+                // Redlock's promise is a quorum: the third master's grant may land later, or time out on a loaded
+                // machine (it was seen missing 5 s later beside another build).
+                assertThat(mastersHolding("rl:{order-7}")).as("masters holding the key").isGreaterThanOrEqualTo(2);
                 assertThat(lock.fencingToken()).isPositive();
             }
         });

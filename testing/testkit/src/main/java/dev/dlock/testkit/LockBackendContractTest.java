@@ -693,12 +693,7 @@ public abstract class LockBackendContractTest {
     @Test
     void aLostLeaseLetsTheJvmsOwnWaiterIn() throws Exception {
         CountDownLatch lost = new CountDownLatch(1);
-        LockManager jvm = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)).listener(new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String lostKey, String reason) {
-                lost.countDown();
-            }
-        }));
+        LockManager jvm = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)).listener(losses(lost)));
         LockHandle holder = jvm.acquire(key, Duration.ZERO);
         CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());
         deleteKey(key);
@@ -732,12 +727,7 @@ public abstract class LockBackendContractTest {
     @Test
     void aDeletedKeyIsReportedLostToItsHolder() throws Exception {
         CountDownLatch lost = new CountDownLatch(1);
-        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(new LockListener() {
-            @Override
-            public void onLeaseLost(String lockName, String lostKey, String reason) {
-                lost.countDown();
-            }
-        }));
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1)).listener(losses(lost)));
         LockHandle lock = locks.acquire(key, Duration.ZERO);
         deleteKey(key);
         assertThat(lost.await(10, TimeUnit.SECONDS)).as("listener told").isTrue();
@@ -752,12 +742,7 @@ public abstract class LockBackendContractTest {
     void aWipedStoreIsReportedLostAndTheLogPolicyDoesNotThrow() throws Exception {
         CountDownLatch lost = new CountDownLatch(1);
         LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(1))
-                .leaseLostPolicy(LeaseLostPolicy.LOG).listener(new LockListener() {
-                    @Override
-                    public void onLeaseLost(String lockName, String lostKey, String reason) {
-                        lost.countDown();
-                    }
-                }));
+                .leaseLostPolicy(LeaseLostPolicy.LOG).listener(losses(lost)));
         LockHandle lock = locks.acquire(key, Duration.ZERO);
         wipeStore();
         assertThat(lost.await(10, TimeUnit.SECONDS)).isTrue();
@@ -1028,6 +1013,16 @@ public abstract class LockBackendContractTest {
                 if (outcome == RenewalOutcome.RENEWED) {
                     renewed.incrementAndGet();
                 }
+            }
+        };
+    }
+
+    /** A listener that counts {@code lost} down at each lease lost. */
+    private static LockListener losses(CountDownLatch lost) {
+        return new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String lostKey, String reason) {
+                lost.countDown();
             }
         };
     }

@@ -67,6 +67,8 @@ final class Acquisition {
      * attempts run on the calling thread.
      */
     private final String asyncHolder;
+    /** What the listeners see of this acquisition, in each of its events and its lease's. */
+    private final AcquisitionContext events;
 
     /** Starts an acquisition of {@code key}: the listener is told, and the key's gate entered. */
     Acquisition(LockManager manager, LockRequest request, String key, Runnable waker) {
@@ -76,7 +78,8 @@ final class Acquisition {
         this.deadline = start + (request.waitTime() != null ? request.waitTime() : manager.defaultWaitTime()).toNanos();
         this.waker = waker;
         this.asyncHolder = waker == null ? null : "async:" + OwnerTokens.holderName(Thread.currentThread());
-        manager.listener.onAcquireAttempt(request.name(), key);
+        this.events = new AcquisitionContext(request.name(), key, request.kind());
+        manager.listener.onAcquireAttempt(events);
         this.gate = manager.enterGate(request.kind(), key);
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
         this.watched = request.leaseTime() == null;
@@ -199,7 +202,7 @@ final class Acquisition {
 
     /** Ends an acquisition that took the key: the listener is told, and the holder gets its handle. */
     LeaseHandle taken(Lease lease) {
-        manager.listener.onAcquired(request.name(), key, lease.issuedToken(), Duration.ofNanos(System.nanoTime() - start));
+        manager.listener.onAcquired(events, lease.issuedToken(), Duration.ofNanos(System.nanoTime() - start));
         return new LeaseHandle(lease, false);
     }
 
@@ -207,7 +210,7 @@ final class Acquisition {
     Duration failed(LockNotAcquiredException.Reason reason, Throwable error) {
         manager.leaveGate(request.kind(), key, gate);
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        manager.listener.onAcquireFailed(request.name(), key, error != null ? LockListener.AcquireFailure.ERROR
+        manager.listener.onAcquireFailed(events, error != null ? LockListener.AcquireFailure.ERROR
                 : LockManager.failureOf(reason), waited, error);
         return waited;
     }
@@ -257,7 +260,7 @@ final class Acquisition {
         boolean renewed = watched && !manager.sessionKept;
         StoreNode node = renewed ? manager.renewalGrouping.map(grouping -> grouping.nodeOf(key)).orElse(StoreNode.SINGLE) : null;
         Lease lease = new Lease(manager, gate, request.name(), key, kind, owner, fencingToken, leaseMillis, watched,
-                watched && manager.sessionKept, node, takesTurn && !kind.shared(), sentAt, request.lockAtLeastFor());
+                watched && manager.sessionKept, node, takesTurn && !kind.shared(), sentAt, request.lockAtLeastFor(), events);
         lease.handOffStreak = handOffStreak;
         if (!lease.surelyLive(System.nanoTime()) && !confirmLateGrant(lease)) {
             log.warn("dlock: the store granted key '{}' only after its {} ms lease could have run out (a slow reply), "

@@ -36,6 +36,8 @@ final class Lease {
     final long acquiredAtNanos;
     /** Until when a release only shortens the lease instead of freeing the key ({@code lockAtLeastFor}); 0 for never. */
     final long keepUntilNanos;
+    /** The acquisition that took the lease, as the listeners see it: its release and loss are reported with it. */
+    final AcquisitionContext events;
 
     /**
      * Conservative local estimate of when the store lets the lease run out: send time of the last
@@ -80,7 +82,7 @@ final class Lease {
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, LockKind kind, String owner, long fencingToken,
           long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, boolean ownsTurn, long sentAtNanos,
-          Duration lockAtLeastFor) {
+          Duration lockAtLeastFor, AcquisitionContext events) {
         this.manager = manager;
         this.gate = gate;
         this.lockName = lockName;
@@ -95,6 +97,7 @@ final class Lease {
         this.ownsTurn = ownsTurn;
         this.acquiredAtNanos = System.nanoTime();
         this.keepUntilNanos = lockAtLeastFor == null ? 0 : acquiredAtNanos + lockAtLeastFor.toNanos();
+        this.events = events;
         this.expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         this.ownerThread = Thread.currentThread();
         this.turnHeld = ownsTurn;

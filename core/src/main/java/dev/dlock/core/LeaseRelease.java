@@ -67,6 +67,7 @@ final class LeaseRelease {
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;
         String unknownHandOff = null;
+        String lostBecause;
         try {
             if (successor != null) {
                 String nextOwner = manager.ownerTokens.next(successor.holder);
@@ -103,27 +104,13 @@ final class LeaseRelease {
                 gate.leave();
             }
             manager.leaveGate(lease.kind, lease.key, gate);
-            manager.listener.onReleased(lease.lockName, lease.key, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
-        }
-        String lostBecause = null;
-        if (before == LockState.LOST) {
-            lostBecause = lease.lostReason;
-        } else if (result == ReleaseResult.NOT_OWNER || result == ReleaseResult.ALREADY_FREE) {
-            String forced = ForcedReleases.reason(lease.owner, null);
-            // ALREADY_FREE while the lease surely lived is our own earlier attempt, whose reply was lost, unless an
-            // operator's forced release of this JVM freed the key.
-            if (forced != null || result == ReleaseResult.NOT_OWNER || !lease.surelyLive(System.nanoTime())) {
-                lostBecause = forced != null ? forced : lease.watched
-                        ? "at release the key was gone or held by another owner"
-                        : "the fixed lease of " + lease.leaseMillis + " ms ran out before release, or the store lost it";
-                manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+            // A loss found now is reported before the release, the acquisition's last event: a listener that ends
+            // what the acquisition started (a span) still has it open.
+            lostBecause = lostAtRelease(lease, before, result, unknownOutcome, liveAtRelease);
+            if (lostBecause != null && before != LockState.LOST) {
+                manager.listener.onLeaseLost(lease.events, lostBecause);
             }
-        } else if (unknownOutcome != null && !liveAtRelease) {
-            // The lease may have run out before the section ended, and the store cannot say whether another took the
-            // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".
-            lostBecause = "the " + lease.leaseMillis + " ms lease may have run out before the release, which could not "
-                    + "reach the store";
-            manager.listener.onLeaseLost(lease.lockName, lease.key, lostBecause);
+            manager.listener.onReleased(lease.events, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
         }
         if (lostBecause != null) {
             LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
@@ -138,6 +125,35 @@ final class LeaseRelease {
         if (unknownOutcome != null) {
             throw unknownOutcome;
         }
+    }
+
+    /**
+     * Why the lease turned out lost when released, or null: lost before (already reported), refused by the store, or
+     * perhaps run out before a release whose outcome stayed unknown.
+     */
+    private static String lostAtRelease(Lease lease, LockState before, ReleaseResult result, LockBackendException unknownOutcome,
+                                        boolean liveAtRelease) {
+        if (before == LockState.LOST) {
+            return lease.lostReason;
+        }
+        if (result == ReleaseResult.NOT_OWNER || result == ReleaseResult.ALREADY_FREE) {
+            String forced = ForcedReleases.reason(lease.owner, null);
+            // ALREADY_FREE while the lease surely lived is our own earlier attempt, whose reply was lost, unless an
+            // operator's forced release of this JVM freed the key.
+            if (forced != null || result == ReleaseResult.NOT_OWNER || !lease.surelyLive(System.nanoTime())) {
+                return forced != null ? forced : lease.watched
+                        ? "at release the key was gone or held by another owner"
+                        : "the fixed lease of " + lease.leaseMillis + " ms ran out before release, or the store lost it";
+            }
+            return null;
+        }
+        if (unknownOutcome != null && !liveAtRelease) {
+            // The lease may have run out before the section ended, and the store cannot say whether another took the
+            // key: the holder is told its lease is lost (with the store's error), never only "outcome unknown".
+            return "the " + lease.leaseMillis + " ms lease may have run out before the release, which could not "
+                    + "reach the store";
+        }
+        return null;
     }
 
     /**

@@ -7,6 +7,12 @@ import java.util.List;
  * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread (the
  * watchdog thread for renewals) and must be fast; an exception thrown here is caught and logged,
  * never passed to the caller. Re-entrant acquisitions produce no events.
+ *
+ * <p>The events of one acquisition and of its hold come in two forms: with the {@link AcquisitionContext} the engine
+ * passes to each of them (the same object from the attempt to the release), and with the lock name and key only. The
+ * engine calls the first, which by default calls the second: implement either. A listener that pairs a start with
+ * its end (a span, a long-task timer) keeps its state on the context: an asynchronous acquisition's events come from
+ * two threads, and two readers of one key are two acquisitions.
  */
 public interface LockListener {
 
@@ -18,6 +24,11 @@ public interface LockListener {
     default void onAcquireAttempt(String lockName, String key) {
     }
 
+    /** An acquisition starts (before any wait), on the thread that asked for it; calls {@link #onAcquireAttempt(String, String)}. */
+    default void onAcquireAttempt(AcquisitionContext acquisition) {
+        onAcquireAttempt(acquisition.lockName(), acquisition.key());
+    }
+
     /**
      * An acquisition succeeded after {@code waited}. {@code fencingToken} is 0 when the store issues the token only
      * when the holder first asks for it (Redis exclusive locks): listeners never cause one to be issued.
@@ -25,12 +36,30 @@ public interface LockListener {
     default void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
     }
 
+    /** {@code acquisition} succeeded; calls {@link #onAcquired(String, String, long, Duration)}. */
+    default void onAcquired(AcquisitionContext acquisition, long fencingToken, Duration waited) {
+        onAcquired(acquisition.lockName(), acquisition.key(), fencingToken, waited);
+    }
+
     /** An acquisition ended without the lock; {@code error} is set for {@link AcquireFailure#ERROR}. */
     default void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
     }
 
+    /** {@code acquisition} ended without the lock; calls {@link #onAcquireFailed(String, String, AcquireFailure, Duration, Throwable)}. */
+    default void onAcquireFailed(AcquisitionContext acquisition, AcquireFailure failure, Duration waited, Throwable error) {
+        onAcquireFailed(acquisition.lockName(), acquisition.key(), failure, waited, error);
+    }
+
     /** The outermost release of a lock held for {@code held}. */
     default void onReleased(String lockName, String key, Duration held) {
+    }
+
+    /**
+     * The outermost release of the lock {@code acquisition} took, its last event (a loss found at the release is
+     * reported just before it); calls {@link #onReleased(String, String, Duration)}.
+     */
+    default void onReleased(AcquisitionContext acquisition, Duration held) {
+        onReleased(acquisition.lockName(), acquisition.key(), held);
     }
 
     /** One lease renewal attempt by the watchdog finished with {@code outcome}. */
@@ -39,6 +68,11 @@ public interface LockListener {
 
     /** The lease was lost while held; {@code reason} says how. */
     default void onLeaseLost(String lockName, String key, String reason) {
+    }
+
+    /** The lease {@code acquisition} took was lost while held; calls {@link #onLeaseLost(String, String, String)}. */
+    default void onLeaseLost(AcquisitionContext acquisition, String reason) {
+        onLeaseLost(acquisition.lockName(), acquisition.key(), reason);
     }
 
     /**

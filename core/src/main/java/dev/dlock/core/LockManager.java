@@ -770,7 +770,7 @@ public final class LockManager implements AutoCloseable {
         if (byRenewal) {
             listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
         }
-        listener.onLeaseLost(lease.lockName, lease.key, lease.lostReason);
+        listener.onLeaseLost(lease.events, lease.lostReason);
     }
 
     /**

@@ -7,7 +7,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
-/** Fans events out to the registered listeners; a listener that throws is logged and never reaches the caller. */
+/**
+ * Fans events out to the registered listeners; a listener that throws is logged and never reaches the caller. The engine
+ * calls the {@link AcquisitionContext} form of an acquisition's events, which each listener may take in either form.
+ */
 final class SafeListener implements LockListener {
 
     private static final Logger log = LoggerFactory.getLogger(SafeListener.class);
@@ -29,23 +32,23 @@ final class SafeListener implements LockListener {
     }
 
     @Override
-    public void onAcquireAttempt(String lockName, String key) {
-        each("acquire attempt", l -> l.onAcquireAttempt(lockName, key));
+    public void onAcquireAttempt(AcquisitionContext acquisition) {
+        each("acquire attempt", l -> l.onAcquireAttempt(acquisition));
     }
 
     @Override
-    public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
-        each("acquired", l -> l.onAcquired(lockName, key, fencingToken, waited));
+    public void onAcquired(AcquisitionContext acquisition, long fencingToken, Duration waited) {
+        each("acquired", l -> l.onAcquired(acquisition, fencingToken, waited));
     }
 
     @Override
-    public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
-        each("acquire failed", l -> l.onAcquireFailed(lockName, key, failure, waited, error));
+    public void onAcquireFailed(AcquisitionContext acquisition, AcquireFailure failure, Duration waited, Throwable error) {
+        each("acquire failed", l -> l.onAcquireFailed(acquisition, failure, waited, error));
     }
 
     @Override
-    public void onReleased(String lockName, String key, Duration held) {
-        each("released", l -> l.onReleased(lockName, key, held));
+    public void onReleased(AcquisitionContext acquisition, Duration held) {
+        each("released", l -> l.onReleased(acquisition, held));
     }
 
     @Override
@@ -64,7 +67,7 @@ final class SafeListener implements LockListener {
     }
 
     @Override
-    public void onLeaseLost(String lockName, String key, String reason) {
-        each("lease lost", l -> l.onLeaseLost(lockName, key, reason));
+    public void onLeaseLost(AcquisitionContext acquisition, String reason) {
+        each("lease lost", l -> l.onLeaseLost(acquisition, reason));
     }
 }

@@ -142,8 +142,8 @@ public final class FlashSaleDemo implements AutoCloseable {
         double renewals = 0;
         for (int port : ports) {
             String scrape = send("GET", port, "/actuator/prometheus", null).body();
-            waits.add(scrape, "dlock_acquire_seconds_bucket", "result=\"acquired\"");
-            renewals += PrometheusText.sum(scrape, "dlock_renewals_total", "result=\"renewed\"");
+            waits.add(scrape, "dlock_lock_acquire_seconds_bucket", "result=\"acquired\"");
+            renewals += PrometheusText.sum(scrape, "dlock_watchdog_renewals_total", "result=\"renewed\"");
         }
         Summary summary = new Summary(options.requests(), options.stock(), sold, count(outcomes, "SOLD_OUT"),
                 count(outcomes, "ABORTED"), count(outcomes, "REJECTED"), count(outcomes, "FENCED_OFF"),
@@ -245,7 +245,7 @@ public final class FlashSaleDemo implements AutoCloseable {
         out.printf(Locale.ROOT, "  errors       %,7d%n", s.errors());
         out.printf(Locale.ROOT, "  ledger       %,7d entries, fencing tokens strictly increasing: %s%n",
                 s.ledgerEntries(), s.fencingTokensIncreasing() ? "yes" : "NO");
-        out.printf(Locale.ROOT, "  acquire wait p50 %.1f ms, p99 %.1f ms (dlock_acquire_seconds, all instances)%n",
+        out.printf(Locale.ROOT, "  acquire wait p50 %.1f ms, p99 %.1f ms (dlock_lock_acquire_seconds, all instances)%n",
                 s.acquireWaitP50Millis(), s.acquireWaitP99Millis());
         out.printf(Locale.ROOT, "  watchdog renewals %,.0f%n", s.renewals());
         out.println(s.correct() ? "OK: nothing oversold." : "FAILED: the sale did not add up.");

@@ -128,8 +128,8 @@ class QuickStartTest {
             caller.shutdownNow();
         }
         assertThat(get("/actuator/prometheus").body())
-                .containsPattern("dlock_acquire_seconds_count\\{lock_name=\"OrderService.ship\",result=\"acquired\"} [1-9]")
-                .contains("dlock_active{lock_name=\"OrderService.ship\"}");
+                .containsPattern("dlock_lock_acquire_seconds_count\\{error=\"none\",lock_name=\"OrderService.ship\",result=\"acquired\"} [1-9]")
+                .contains("dlock_lock_hold_active_seconds_count{lock_name=\"OrderService.ship\"}");
         // The dlock contributor (a store ping) is part of the overall health; details need show-details.
         assertThat(JsonPath.<String>read(get("/actuator/health").body(), "$.status")).isEqualTo("UP");
     }

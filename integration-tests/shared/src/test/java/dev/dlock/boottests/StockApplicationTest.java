@@ -134,8 +134,8 @@ class StockApplicationTest {
         stock.reserve("sku-scrape");
         String scrape = get("/actuator/prometheus").body();
         assertThat(scrape)
-                .containsPattern("dlock_acquire_seconds_count\\{lock_name=\"stock\",result=\"acquired\"} [1-9]")
-                .containsPattern("dlock_renewals_total\\{result=\"renewed\"} [1-9]")
+                .containsPattern("dlock_lock_acquire_seconds_count\\{error=\"none\",lock_name=\"stock\",result=\"acquired\"} [1-9]")
+                .containsPattern("dlock_watchdog_renewals_total\\{result=\"renewed\"} [1-9]")
                 .contains("dlock_watchdog_stalled 0");
     }
 

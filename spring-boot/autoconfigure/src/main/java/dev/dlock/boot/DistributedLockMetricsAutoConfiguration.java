@@ -1,6 +1,7 @@
 package dev.dlock.boot;
 
 import dev.dlock.boot.metrics.LockManagerMetrics;
+import dev.dlock.boot.metrics.LockMeterDefaults;
 import dev.dlock.boot.metrics.MicrometerLockListener;
 import dev.dlock.core.LockManager;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -12,10 +13,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * dlock's Micrometer meters, when the application has a {@link MeterRegistry}; switched off with
- * {@code dlock.metrics.enabled=false}. The listener reaches the auto-configured lock manager as a
- * LockListener bean: every bean definition exists before the manager is created, so running after
- * its auto-configuration is safe. An application's own LockManager must add the listener itself.
+ * dlock's Micrometer counters and gauges, and the defaults of its timers, when the application has a
+ * {@link MeterRegistry}; switched off with {@code dlock.metrics.enabled=false}. The timers themselves are the
+ * observations' ({@link DistributedLockObservationAutoConfiguration}), made by Boot's meter observation handler. The
+ * listener reaches the auto-configured lock manager as a LockListener bean: every bean definition exists before the
+ * manager is created, so running after its auto-configuration is safe. An application's own LockManager must add the
+ * listener itself.
  */
 @AutoConfiguration(
         after = DistributedLockAutoConfiguration.class,
@@ -35,6 +38,17 @@ public class DistributedLockMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     public MicrometerLockListener dlockMetricsListener(MeterRegistry registry) {
         return new MicrometerLockListener(registry);
+    }
+
+    /**
+     * Descriptions and percentile histograms of dlock's timers (its own meter names only), so that the dashboard's
+     * percentile panels have data; {@code management.metrics.distribution.percentiles-histogram.dlock=false} turns the
+     * histograms off.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public LockMeterDefaults dlockMeterDefaults() {
+        return new LockMeterDefaults();
     }
 
     /** Registers the watchdog gauge of the lock manager. */

@@ -1,9 +1,12 @@
 package dev.dlock.boot;
 
+import dev.dlock.boot.observation.LockAcquireObservationConvention;
+import dev.dlock.boot.observation.LockHoldObservationConvention;
+import dev.dlock.boot.observation.LockObservationDocumentation;
 import dev.dlock.boot.observation.LockObservationListener;
 import dev.dlock.core.LockManager;
-import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.observation.ObservationRegistry;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -11,13 +14,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 
 /**
- * Observations (trace spans) of lock waits and holds, when the application has an
- * {@link ObservationRegistry}; switched off with {@code dlock.observation.enabled=false}. Like the
- * meters' listener, it reaches the auto-configured lock manager as a LockListener bean. The observations
- * make spans only: the meters of a lock are dlock's own ({@code dlock.acquire}, {@code dlock.held}, ...).
+ * dlock's observations ({@link LockObservationDocumentation}: spans of lock waits and holds and, through Boot's meter
+ * observation handler, dlock's timers), when the application has an {@link ObservationRegistry}; switched off with
+ * {@code dlock.observation.enabled=false} (or Boot's {@code management.observations.enable.dlock=false}). Like the
+ * meters' listener, it reaches the auto-configured lock manager as a LockListener bean. A
+ * {@link LockAcquireObservationConvention} or {@link LockHoldObservationConvention} bean replaces the default
+ * convention of its observation.
  */
 @AutoConfiguration(
         after = DistributedLockAutoConfiguration.class,
@@ -30,32 +34,13 @@ import org.springframework.context.annotation.Configuration;
 @EnableConfigurationProperties(DistributedLockProperties.class)
 public class DistributedLockObservationAutoConfiguration {
 
-    /** Observes lock waits and holds. */
+    /** Observes lock waits and holds, with the application's conventions where it defines them. */
     @Bean
     @ConditionalOnMissingBean
-    public LockObservationListener dlockObservationListener(ObservationRegistry registry, DistributedLockProperties properties) {
-        return new LockObservationListener(registry, properties.getObservation().isKeyInSpans());
-    }
-
-    /**
-     * Keeps the meters a registry's observation handler would make of dlock's observations
-     * ({@code dlock.lock.acquire}, {@code dlock.lock.hold}, their {@code .active} long-task timers) out of
-     * the registries: they time what {@code dlock.acquire} and {@code dlock.held} already time, and one
-     * measure has one name. Define a bean of this name to have them back.
-     */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(MeterFilter.class)
-    static class ObservationMeters {
-
-        /**
-         * Denies every meter named after a dlock observation, and only those: dlock's own counters under
-         * {@code dlock.lock.} ({@code dlock.lock.order.inversions}, {@code dlock.lock.forced.releases}) stay.
-         */
-        @Bean
-        @ConditionalOnMissingBean(name = "dlockObservationMeterFilter")
-        MeterFilter dlockObservationMeterFilter() {
-            return MeterFilter.deny(id -> id.getName().startsWith(LockObservationListener.ACQUIRE)
-                    || id.getName().startsWith(LockObservationListener.HOLD));
-        }
+    public LockObservationListener dlockObservationListener(ObservationRegistry registry, DistributedLockProperties properties,
+                                                            ObjectProvider<LockAcquireObservationConvention> acquireConvention,
+                                                            ObjectProvider<LockHoldObservationConvention> holdConvention) {
+        return new LockObservationListener(registry, acquireConvention.getIfUnique(), holdConvention.getIfUnique(),
+                properties.getObservation().isKeyInSpans());
     }
 }

@@ -284,7 +284,10 @@ public class DistributedLockProperties {
     /** {@code dlock.metrics.*}: Micrometer meters. */
     public static class Metrics {
 
-        /** Whether dlock meters are registered when a MeterRegistry exists. */
+        /**
+         * Whether dlock's counters and gauges are registered, and its timers described and given percentile histograms,
+         * when a MeterRegistry exists. The timers themselves come from the observations (dlock.observation.enabled).
+         */
         private boolean enabled = true;
 
         /** Whether dlock meters are registered. */
@@ -298,10 +301,13 @@ public class DistributedLockProperties {
         }
     }
 
-    /** {@code dlock.observation.*}: Micrometer observations (trace spans) of lock waits and holds. */
+    /** {@code dlock.observation.*}: Micrometer observations of lock waits and holds: trace spans, and dlock's timers. */
     public static class Observation {
 
-        /** Whether lock waits and holds are observed when an ObservationRegistry exists. */
+        /**
+         * Whether lock waits and holds are observed when an ObservationRegistry exists: spans, and, through the meter
+         * observation handler, the dlock.lock.acquire and dlock.lock.hold timers and their long-task timers.
+         */
         private boolean enabled = true;
 
         /** Whether spans carry the lock key (a high-cardinality tag, never a metric tag); off when keys hold personal data. */

@@ -10,6 +10,7 @@ import dev.dlock.aspect.LockAspectSupport;
 import dev.dlock.boot.actuate.DistributedLockEndpoint;
 import dev.dlock.boot.actuate.LockStoreHealthIndicator;
 import dev.dlock.boot.metrics.LockManagerMetrics;
+import dev.dlock.boot.metrics.LockMeterDefaults;
 import dev.dlock.boot.metrics.LockMetrics;
 import dev.dlock.boot.metrics.MicrometerLockListener;
 import dev.dlock.core.spi.LockBackend;
@@ -606,11 +607,12 @@ class DistributedLockAutoConfigurationTest {
         @Test
         void registersTheListenerAndTheWatchdogGauge() {
             withRegistry.run(context -> {
-                assertThat(context).hasSingleBean(MicrometerLockListener.class).hasSingleBean(LockManagerMetrics.class);
+                assertThat(context).hasSingleBean(MicrometerLockListener.class).hasSingleBean(LockManagerMetrics.class)
+                        .hasSingleBean(LockMeterDefaults.class);
                 MeterRegistry registry = context.getBean(MeterRegistry.class);
                 lockOnce(context.getBean(LockManager.class), "metered");
-                assertThat(registry.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, LockRequest.DEFAULT_NAME)
-                        .tag(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED).timer().count()).isEqualTo(1);
+                assertThat(registry.get(LockMetrics.LEASE_LOST).tag(LockMetrics.TAG_LOCK_NAME, LockRequest.DEFAULT_NAME)
+                        .counter().count()).isZero();
                 assertThat(registry.get(LockMetrics.WATCHDOG_LEASES).gauge().value()).isZero();
             });
         }

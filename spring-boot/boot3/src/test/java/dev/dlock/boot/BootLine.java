@@ -6,6 +6,7 @@ import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration;
 import org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration;
 import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.UnifiedJedis;
@@ -21,6 +22,12 @@ public final class BootLine {
     /** Boot's Micrometer auto-configurations that give a context a simple MeterRegistry. */
     public static final AutoConfigurations METRICS = AutoConfigurations.of(MetricsAutoConfiguration.class,
             CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class);
+
+    /**
+     * Boot's observation auto-configuration: the ObservationRegistry, with the meter observation handler when
+     * {@link #METRICS} gives a MeterRegistry, and every ObservationHandler bean.
+     */
+    public static final AutoConfigurations OBSERVATION = AutoConfigurations.of(ObservationAutoConfiguration.class);
 
     /**
      * The phase of Boot's graceful web shutdown (requests drain while it stops); the web server itself stops 1024

@@ -1,35 +1,49 @@
 package dev.dlock.boot.metrics;
 
 /**
- * The names, tags and descriptions of every dlock meter. Tags are bounded: the static lock name and
- * an outcome, never the resolved key.
+ * The names, tags and descriptions of every dlock meter: {@code dlock.lock.*} for what is measured per lock name,
+ * {@code dlock.watchdog.*} for the renewal watchdog. Tags are bounded: the static lock name and an outcome, never the
+ * resolved key. The timers and long-task timers are those of dlock's observations
+ * ({@link dev.dlock.boot.observation.LockObservationDocumentation}), made by the application's meter observation
+ * handler; the counters and gauges are registered by dlock ({@link MicrometerLockListener}, {@link LockManagerMetrics}).
  */
 public final class LockMetrics {
 
-    /** Timer: time spent acquiring, tagged {@link #TAG_LOCK_NAME} and {@link #TAG_RESULT}. */
-    public static final String ACQUIRE = "dlock.acquire";
+    /**
+     * Timer: time spent acquiring, waiting included, tagged {@link #TAG_LOCK_NAME}, {@link #TAG_RESULT} and the
+     * observation handler's {@code error}; also the name of the acquire observation.
+     */
+    public static final String ACQUIRE = "dlock.lock.acquire";
     /** Description of {@link #ACQUIRE}. */
     public static final String ACQUIRE_DESCRIPTION = "Time spent acquiring a distributed lock, waiting included";
 
-    /** Timer: how long a lock was held, recorded at release, tagged {@link #TAG_LOCK_NAME}. */
-    public static final String HELD = "dlock.held";
-    /** Description of {@link #HELD}. */
-    public static final String HELD_DESCRIPTION = "How long a distributed lock was held, recorded at release";
+    /** Long-task timer: acquisitions waiting now, tagged {@link #TAG_LOCK_NAME}. */
+    public static final String ACQUIRE_ACTIVE = ACQUIRE + ".active";
+    /** Description of {@link #ACQUIRE_ACTIVE}. */
+    public static final String ACQUIRE_ACTIVE_DESCRIPTION = "Acquisitions of a distributed lock waiting now";
 
-    /** Gauge: locks this JVM holds now, tagged {@link #TAG_LOCK_NAME}. */
-    public static final String ACTIVE = "dlock.active";
-    /** Description of {@link #ACTIVE}. */
-    public static final String ACTIVE_DESCRIPTION = "Distributed locks this JVM holds now";
+    /**
+     * Timer: how long a lock was held, recorded at release, tagged {@link #TAG_LOCK_NAME} and the observation
+     * handler's {@code error}; also the name of the hold observation.
+     */
+    public static final String HOLD = "dlock.lock.hold";
+    /** Description of {@link #HOLD}. */
+    public static final String HOLD_DESCRIPTION = "How long a distributed lock was held, recorded at release";
 
-    /** Counter: watchdog lease renewals, tagged {@link #TAG_RESULT}. */
-    public static final String RENEWALS = "dlock.renewals";
-    /** Description of {@link #RENEWALS}. */
-    public static final String RENEWALS_DESCRIPTION = "Lease renewals by the watchdog, by result";
+    /** Long-task timer: locks this JVM holds now and for how long, tagged {@link #TAG_LOCK_NAME}. */
+    public static final String HOLD_ACTIVE = HOLD + ".active";
+    /** Description of {@link #HOLD_ACTIVE}. */
+    public static final String HOLD_ACTIVE_DESCRIPTION = "Distributed locks this JVM holds now";
 
     /** Counter: leases lost while held, tagged {@link #TAG_LOCK_NAME}. */
-    public static final String LEASE_LOST = "dlock.lease.lost";
+    public static final String LEASE_LOST = "dlock.lock.lease.lost";
     /** Description of {@link #LEASE_LOST}. */
     public static final String LEASE_LOST_DESCRIPTION = "Leases lost while their lock was held";
+
+    /** Counter: watchdog lease renewals, tagged {@link #TAG_RESULT}. */
+    public static final String RENEWALS = "dlock.watchdog.renewals";
+    /** Description of {@link #RENEWALS}. */
+    public static final String RENEWALS_DESCRIPTION = "Lease renewals by the watchdog, by result";
 
     /**
      * Counter: pairs of lock names that two call paths of this JVM nested in opposite orders (a potential deadlock),

@@ -3,27 +3,25 @@ package dev.dlock.boot.metrics;
 import dev.dlock.core.LockHolder;
 import dev.dlock.core.LockListener;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Records dlock's lock events as the Micrometer meters named in {@link LockMetrics}. A metrics
- * failure never reaches the locked call: the lock manager calls every listener behind its own
- * guard, which logs and drops whatever a listener throws.
- * Meters are created once per lock name and cached, so an event costs a map lookup and a record.
+ * Records dlock's lock events as the counters named in {@link LockMetrics}: lost leases, renewals, lock-order
+ * inversions and forced releases. The timers (acquire, hold) and the long-task timers of what waits and what is held
+ * now are the observations' ({@link dev.dlock.boot.observation.LockObservationListener}), so that each measure has one
+ * meter. A metrics failure never reaches the locked call: the lock manager calls every listener behind its own guard,
+ * which logs and drops whatever a listener throws. A lock name's counter is registered at its first acquisition, so
+ * it reads 0 (rather than nothing) until a lease is lost.
  */
 public final class MicrometerLockListener implements LockListener {
 
     private final MeterRegistry registry;
-    private final ConcurrentMap<String, NameMeters> byName = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Counter> leasesLost = new ConcurrentHashMap<>();
     private final Counter renewed;
     private final Counter renewalsLost;
     private final Counter renewalErrors;
@@ -36,33 +34,10 @@ public final class MicrometerLockListener implements LockListener {
         this.renewalErrors = renewals(LockMetrics.RESULT_ERROR);
     }
 
-    /** Records the wait of a successful acquisition and counts the lock as active. */
+    /** Registers the lock name's counter, so that a panel or an alert reads 0 before the first loss. */
     @Override
-    public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
-        NameMeters meters = meters(lockName);
-        meters.acquired.record(waited);
-        meters.active.incrementAndGet();
-    }
-
-    /** Records the wait of a failed acquisition under its result. */
-    @Override
-    public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
-        NameMeters meters = meters(lockName);
-        Timer timer = switch (failure) {
-            case TIMEOUT -> meters.timeout;
-            // An interrupted waiter gave up like an aborted one; the result tag stays a closed set.
-            case ABORTED, INTERRUPTED -> meters.aborted;
-            case ERROR -> meters.error;
-        };
-        timer.record(waited);
-    }
-
-    /** Records the hold time and stops counting the lock as active. */
-    @Override
-    public void onReleased(String lockName, String key, Duration held) {
-        NameMeters meters = meters(lockName);
-        meters.held.record(held);
-        meters.active.decrementAndGet();
+    public void onAcquireAttempt(String lockName, String key) {
+        leaseLost(lockName);
     }
 
     /** Counts one renewal attempt under its result. */
@@ -78,7 +53,7 @@ public final class MicrometerLockListener implements LockListener {
     /** Counts a lease lost while held. */
     @Override
     public void onLeaseLost(String lockName, String key, String reason) {
-        meters(lockName).leaseLost.increment();
+        leaseLost(lockName).increment();
     }
 
     /** Counts a pair of lock names nested in opposite orders (reported once per pair). */
@@ -102,40 +77,12 @@ public final class MicrometerLockListener implements LockListener {
                 .increment();
     }
 
-    private NameMeters meters(String lockName) {
-        NameMeters meters = byName.get(lockName);
-        return meters != null ? meters : byName.computeIfAbsent(lockName, this::register);
-    }
-
-    private NameMeters register(String lockName) {
-        AtomicInteger active = new AtomicInteger();
-        Gauge.builder(LockMetrics.ACTIVE, active, AtomicInteger::get)
-                .description(LockMetrics.ACTIVE_DESCRIPTION)
-                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
-                .strongReference(true)
-                .register(registry);
-        return new NameMeters(
-                acquireTimer(lockName, LockMetrics.RESULT_ACQUIRED),
-                acquireTimer(lockName, LockMetrics.RESULT_TIMEOUT),
-                acquireTimer(lockName, LockMetrics.RESULT_ABORTED),
-                acquireTimer(lockName, LockMetrics.RESULT_ERROR),
-                Timer.builder(LockMetrics.HELD)
-                        .description(LockMetrics.HELD_DESCRIPTION)
-                        .tag(LockMetrics.TAG_LOCK_NAME, lockName)
-                        .register(registry),
-                Counter.builder(LockMetrics.LEASE_LOST)
-                        .description(LockMetrics.LEASE_LOST_DESCRIPTION)
-                        .tag(LockMetrics.TAG_LOCK_NAME, lockName)
-                        .register(registry),
-                active);
-    }
-
-    private Timer acquireTimer(String lockName, String result) {
-        return Timer.builder(LockMetrics.ACQUIRE)
-                .description(LockMetrics.ACQUIRE_DESCRIPTION)
-                .tag(LockMetrics.TAG_LOCK_NAME, lockName)
-                .tag(LockMetrics.TAG_RESULT, result)
-                .register(registry);
+    private Counter leaseLost(String lockName) {
+        Counter counter = leasesLost.get(lockName);
+        return counter != null ? counter : leasesLost.computeIfAbsent(lockName, name -> Counter.builder(LockMetrics.LEASE_LOST)
+                .description(LockMetrics.LEASE_LOST_DESCRIPTION)
+                .tag(LockMetrics.TAG_LOCK_NAME, name)
+                .register(registry));
     }
 
     private Counter renewals(String result) {
@@ -143,11 +90,5 @@ public final class MicrometerLockListener implements LockListener {
                 .description(LockMetrics.RENEWALS_DESCRIPTION)
                 .tag(LockMetrics.TAG_RESULT, result)
                 .register(registry);
-    }
-
-
-    /** The meters of one lock name, created together on its first event. */
-    private record NameMeters(Timer acquired, Timer timeout, Timer aborted, Timer error, Timer held,
-                              Counter leaseLost, AtomicInteger active) {
     }
 }

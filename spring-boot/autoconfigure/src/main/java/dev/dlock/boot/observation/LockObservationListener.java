@@ -1,136 +1,128 @@
 package dev.dlock.boot.observation;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.Iterator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import dev.dlock.boot.metrics.LockMetrics;
-import dev.dlock.core.HeldLock;
+import dev.dlock.core.AcquisitionContext;
 import dev.dlock.core.LockListener;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
 /**
- * Turns lock events into Micrometer observations, so a trace shows where a request waited for a lock
- * and how long it held it: {@value #ACQUIRE} around each acquisition (its wait included) and
- * {@value #HOLD} from acquisition to release, both children of the caller's current observation.
+ * Turns lock events into Micrometer observations ({@link LockObservationDocumentation}): {@code dlock.lock.acquire}
+ * around each acquisition, its wait included, and {@code dlock.lock.hold} from acquisition to release, both children of
+ * the observation current on the thread that asked for the lock. With a meter observation handler (Spring Boot's, when
+ * the application has a MeterRegistry) they are also dlock's timers.
  *
- * <p>Tags: {@code lock.name} and {@code result} (the meters' values) are low-cardinality (they may become metric tags);
- * {@code lock.key} and {@code fencing.token} are high-cardinality, so they reach spans but never
- * meters; {@code fencing.token} is left out when the store issues the token only when the holder asks for it (Redis
- * exclusive locks). Driven by the same events as the meters, so both agree on counts.
+ * <p>Each acquisition's observations travel with it, on its {@link AcquisitionContext}: an asynchronous acquisition
+ * that starts on the caller's thread and ends on a dlock thread stops the observation it started, and two readers (or
+ * permit holders) of one key each end their own hold. No observation is opened in a scope, so none is left current on
+ * any thread.
  */
 public class LockObservationListener implements LockListener {
 
-    /** The start of every dlock observation's name (and of any meter a handler names after one). */
-    public static final String NAME_PREFIX = "dlock.lock.";
-    /** The observation around one acquisition, its wait included. */
-    public static final String ACQUIRE = NAME_PREFIX + "acquire";
-    /** The observation from acquisition to release. */
-    public static final String HOLD = NAME_PREFIX + "hold";
-    private static final String FENCING_TOKEN = "fencing.token";
-
     private final ObservationRegistry registry;
-    private final boolean keyInSpans;
-    /** The acquisitions in progress on each thread; events of one acquisition all run on the caller's thread. */
-    private final ThreadLocal<Deque<Pending>> acquiring = ThreadLocal.withInitial(ArrayDeque::new);
-    /** Holds by key: a key is held by at most one acquisition of a JVM at a time. */
-    private final Map<String, Observation> holds = new ConcurrentHashMap<>();
+    /** The application's conventions, or null: then a global one the registry has, else the defaults. */
+    private final LockAcquireObservationConvention acquireConvention;
+    private final LockHoldObservationConvention holdConvention;
+    private final LockAcquireObservationConvention defaultAcquireConvention;
+    private final LockHoldObservationConvention defaultHoldConvention;
 
-    private record Pending(String key, Observation observation) {
+    /** What this listener keeps on one acquisition: the parent, then the acquire observation, then the hold's. */
+    private static final class Observed {
+        final Observation parent;
+        final LockAcquireObservationContext acquireContext;
+        final Observation acquire;
+        volatile LockHoldObservationContext holdContext;
+        volatile Observation hold;
+
+        Observed(Observation parent, LockAcquireObservationContext acquireContext, Observation acquire) {
+            this.parent = parent;
+            this.acquireContext = acquireContext;
+            this.acquire = acquire;
+        }
     }
 
-    /** Observes into {@code registry}; {@code keyInSpans} false keeps lock keys out of spans too (when keys carry personal data). */
+    /** Observes into {@code registry} with the default conventions; {@code keyInSpans} false keeps lock keys out of spans. */
     public LockObservationListener(ObservationRegistry registry, boolean keyInSpans) {
+        this(registry, null, null, keyInSpans);
+    }
+
+    /**
+     * Observes into {@code registry} with the given conventions (null for the default ones, which {@code keyInSpans}
+     * false makes keep lock keys out of spans).
+     */
+    public LockObservationListener(ObservationRegistry registry, LockAcquireObservationConvention acquireConvention,
+                                   LockHoldObservationConvention holdConvention, boolean keyInSpans) {
         this.registry = registry;
-        this.keyInSpans = keyInSpans;
+        this.acquireConvention = acquireConvention;
+        this.holdConvention = holdConvention;
+        this.defaultAcquireConvention = new DefaultLockAcquireObservationConvention(keyInSpans);
+        this.defaultHoldConvention = new DefaultLockHoldObservationConvention(keyInSpans);
     }
 
     @Override
-    public void onAcquireAttempt(String lockName, String key) {
-        Observation observation = observation(ACQUIRE, "dlock acquire " + lockName, lockName, key).start();
-        acquiring.get().push(new Pending(key, observation));
+    public void onAcquireAttempt(AcquisitionContext acquisition) {
+        // The caller's observation, read on the caller's thread: the hold, which may start on a dlock thread, hangs under it too.
+        Observation parent = registry.getCurrentObservation();
+        LockAcquireObservationContext context = new LockAcquireObservationContext(acquisition.lockName(), acquisition.key(), acquisition.kind());
+        Observation acquire = LockObservationDocumentation.ACQUIRE
+                .observation(acquireConvention, defaultAcquireConvention, () -> context, registry)
+                .parentObservation(parent)
+                .start();
+        acquisition.put(this, new Observed(parent, context, acquire));
     }
 
-    /** Tags the token only when the store issued it with the acquisition (0: issued when the holder asks, if ever). */
+    /** Ends the acquire observation and starts the hold's; tags the token only when the store issued it with the acquisition. */
     @Override
-    public void onAcquired(String lockName, String key, long fencingToken, Duration waited) {
-        boolean issued = fencingToken != HeldLock.TOKEN_NOT_ISSUED;
-        Observation acquire = takePending(key);
-        if (acquire != null) {
-            acquire.lowCardinalityKeyValue(LockMetrics.TAG_RESULT, LockMetrics.RESULT_ACQUIRED);
-            if (issued) {
-                acquire.highCardinalityKeyValue(FENCING_TOKEN, Long.toString(fencingToken));
-            }
-            acquire.stop();
-        }
-        Observation hold = observation(HOLD, "dlock hold " + lockName, lockName, key);
-        if (issued) {
-            hold.highCardinalityKeyValue(FENCING_TOKEN, Long.toString(fencingToken));
-        }
-        hold.start();
-        Observation previous = holds.put(key, hold);
-        if (previous != null) {
-            // A hold whose release was never seen (a manager closed while holding): end it rather than leak it.
-            previous.stop();
-        }
-    }
-
-    @Override
-    public void onAcquireFailed(String lockName, String key, AcquireFailure failure, Duration waited, Throwable error) {
-        Observation acquire = takePending(key);
-        if (acquire == null) {
+    public void onAcquired(AcquisitionContext acquisition, long fencingToken, Duration waited) {
+        Observed observed = acquisition.get(this, Observed.class);
+        if (observed == null) {
             return;
         }
-        acquire.lowCardinalityKeyValue(LockMetrics.TAG_RESULT, LockMetrics.resultOf(failure));
+        observed.acquireContext.setResult(LockMetrics.RESULT_ACQUIRED);
+        observed.acquireContext.setFencingToken(fencingToken);
+        observed.acquire.stop();
+        LockHoldObservationContext context = new LockHoldObservationContext(acquisition.lockName(), acquisition.key(), acquisition.kind());
+        context.setFencingToken(fencingToken);
+        observed.holdContext = context;
+        observed.hold = LockObservationDocumentation.HOLD
+                .observation(holdConvention, defaultHoldConvention, () -> context, registry)
+                .parentObservation(observed.parent)
+                .start();
+    }
+
+    @Override
+    public void onAcquireFailed(AcquisitionContext acquisition, AcquireFailure failure, Duration waited, Throwable error) {
+        Observed observed = acquisition.get(this, Observed.class);
+        if (observed == null) {
+            return;
+        }
+        acquisition.put(this, null);
+        observed.acquireContext.setResult(LockMetrics.resultOf(failure));
         if (error != null) {
-            acquire.error(error);
+            observed.acquire.error(error);
         }
-        acquire.stop();
+        observed.acquire.stop();
+    }
+
+    /** Records the loss on the hold, which its release (reported after the loss) ends. */
+    @Override
+    public void onLeaseLost(AcquisitionContext acquisition, String reason) {
+        Observed observed = acquisition.get(this, Observed.class);
+        LockHoldObservationContext hold = observed == null ? null : observed.holdContext;
+        if (hold != null) {
+            hold.setLeaseLostReason(reason);
+        }
     }
 
     @Override
-    public void onReleased(String lockName, String key, Duration held) {
-        Observation hold = holds.remove(key);
-        if (hold != null) {
-            hold.stop();
+    public void onReleased(AcquisitionContext acquisition, Duration held) {
+        Observed observed = acquisition.get(this, Observed.class);
+        if (observed == null || observed.hold == null) {
+            return;
         }
-    }
-
-    @Override
-    public void onLeaseLost(String lockName, String key, String reason) {
-        Observation hold = holds.get(key);
-        if (hold != null) {
-            hold.event(Observation.Event.of("dlock.lease.lost", "lease lost: " + reason));
-        }
-    }
-
-    private Observation observation(String name, String contextualName, String lockName, String key) {
-        Observation observation = Observation.createNotStarted(name, registry)
-                .contextualName(contextualName)
-                .parentObservation(registry.getCurrentObservation())
-                .lowCardinalityKeyValue(LockMetrics.TAG_LOCK_NAME, lockName);
-        if (keyInSpans) {
-            observation.highCardinalityKeyValue("lock.key", key);
-        }
-        return observation;
-    }
-
-    private Observation takePending(String key) {
-        Deque<Pending> pending = acquiring.get();
-        for (Iterator<Pending> it = pending.iterator(); it.hasNext(); ) {
-            Pending next = it.next();
-            if (next.key().equals(key)) {
-                it.remove();
-                if (pending.isEmpty()) {
-                    acquiring.remove();
-                }
-                return next.observation();
-            }
-        }
-        return null;
+        acquisition.put(this, null);
+        observed.hold.stop();
     }
 }

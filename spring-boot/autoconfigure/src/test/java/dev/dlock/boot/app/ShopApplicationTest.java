@@ -79,14 +79,21 @@ class ShopApplicationTest {
         assertThat(shipping.ship("o-yml")).isPositive();
     }
 
+    /**
+     * One family of names, each measure once: the timers and long-task timers come from dlock's observations through
+     * Boot's meter observation handler (hence their {@code error} tag), the counters and gauges from dlock; no filter
+     * hides a second family, and the timers publish histogram buckets without any setting.
+     */
     @Test
     void metersHaveExactlyTheseNamesTagsAndDescriptions() throws Exception {
         shipping.ship("o-meters");
         try (HeldOrder held = HeldOrder.hold(shipping, "o-meters-held")) {
             assertThatThrownBy(() -> shipping.ship("o-meters-held")).isInstanceOf(LockNotAcquiredException.class);
-            assertThat(meterRegistry.get(LockMetrics.ACTIVE).tag(LockMetrics.TAG_LOCK_NAME, "orders").gauge().value())
-                    .isEqualTo(1.0);
+            assertThat(meterRegistry.get(LockMetrics.HOLD_ACTIVE).tag(LockMetrics.TAG_LOCK_NAME, "orders").longTaskTimer()
+                    .activeTasks()).isEqualTo(1);
         }
+        assertThat(meterRegistry.get(LockMetrics.HOLD_ACTIVE).tag(LockMetrics.TAG_LOCK_NAME, "orders").longTaskTimer()
+                .activeTasks()).as("back to 0 once released").isZero();
 
         Map<String, Set<Set<String>>> tagKeysByName = new TreeMap<>();
         for (Meter meter : meterRegistry.getMeters()) {
@@ -99,33 +106,36 @@ class ShopApplicationTest {
             }
         }
         assertThat(tagKeysByName).containsOnly(
-                Map.entry("dlock.acquire", Set.of(Set.of("lock.name", "result"))),
-                Map.entry("dlock.held", Set.of(Set.of("lock.name"))),
-                Map.entry("dlock.active", Set.of(Set.of("lock.name"))),
-                Map.entry("dlock.renewals", Set.of(Set.of("result"))),
-                Map.entry("dlock.lease.lost", Set.of(Set.of("lock.name"))),
+                Map.entry("dlock.lock.acquire", Set.of(Set.of("lock.name", "result", "error"))),
+                Map.entry("dlock.lock.acquire.active", Set.of(Set.of("lock.name"))),
+                Map.entry("dlock.lock.hold", Set.of(Set.of("lock.name", "error"))),
+                Map.entry("dlock.lock.hold.active", Set.of(Set.of("lock.name"))),
+                Map.entry("dlock.lock.lease.lost", Set.of(Set.of("lock.name"))),
+                Map.entry("dlock.watchdog.renewals", Set.of(Set.of("result"))),
                 Map.entry("dlock.watchdog.leases", Set.of(Set.of())),
-                // One family per measure: the observations (spans) add no second timer family (dlock.lock.*).
                 Map.entry("dlock.watchdog.stalled", Set.of(Set.of())));
         assertThat(meterRegistry.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, "orders").timers())
                 .extracting(timer -> timer.getId().getTag(LockMetrics.TAG_RESULT))
-                .containsExactlyInAnyOrder("acquired", "timeout", "aborted", "error");
+                .containsExactlyInAnyOrder("acquired", "timeout");
         assertThat(meterRegistry.get(LockMetrics.RENEWALS).counters())
                 .extracting(counter -> counter.getId().getTag(LockMetrics.TAG_RESULT))
                 .containsExactlyInAnyOrder("renewed", "lost", "error");
 
         String scrape = get("/actuator/prometheus").body();
         assertThat(scrape)
-                .contains("# HELP dlock_acquire_seconds " + LockMetrics.ACQUIRE_DESCRIPTION)
-                .containsPattern("dlock_acquire_seconds_count\\{lock_name=\"orders\",result=\"acquired\"} [1-9]")
-                .containsPattern("dlock_acquire_seconds_count\\{lock_name=\"orders\",result=\"timeout\"} [1-9]")
-                .containsPattern("dlock_held_seconds_count\\{lock_name=\"orders\"} [1-9]")
-                .contains("dlock_active{lock_name=\"orders\"}")
-                .contains("dlock_renewals_total{result=\"renewed\"}")
-                .contains("dlock_lease_lost_total{lock_name=\"orders\"}")
+                .contains("# HELP dlock_lock_acquire_seconds " + LockMetrics.ACQUIRE_DESCRIPTION)
+                .containsPattern("dlock_lock_acquire_seconds_count\\{error=\"none\",lock_name=\"orders\",result=\"acquired\"} [1-9]")
+                .containsPattern("dlock_lock_acquire_seconds_count\\{error=\"none\",lock_name=\"orders\",result=\"timeout\"} [1-9]")
+                .contains("dlock_lock_acquire_seconds_bucket{error=\"none\",lock_name=\"orders\",result=\"acquired\",le=")
+                .containsPattern("dlock_lock_hold_seconds_count\\{error=\"none\",lock_name=\"orders\"} [1-9]")
+                .contains("dlock_lock_hold_seconds_bucket{error=\"none\",lock_name=\"orders\",le=")
+                // A long-task timer's _count is the number of tasks running now (here none: released).
+                .contains("dlock_lock_hold_active_seconds_count{lock_name=\"orders\"} 0")
+                .contains("dlock_watchdog_renewals_total{result=\"renewed\"}")
+                .contains("dlock_lock_lease_lost_total{lock_name=\"orders\"} 0")
                 .contains("dlock_watchdog_leases ")
                 .contains("dlock_watchdog_stalled 0")
-                .doesNotContain("dlock_lock_")
+                .doesNotContain("dlock_acquire_").doesNotContain("dlock_held_").doesNotContain("dlock_active")
                 .doesNotContain("o-meters");
     }
 

@@ -3,11 +3,14 @@ package dev.dlock.boot.observation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -23,19 +26,26 @@ import dev.dlock.boot.DistributedLockAutoConfiguration;
 import dev.dlock.boot.DistributedLockMetricsAutoConfiguration;
 import dev.dlock.boot.DistributedLockObservationAutoConfiguration;
 import dev.dlock.boot.metrics.LockMetrics;
+import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockKind;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.LockRequest;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.LockBackend;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.tracing.handler.DefaultTracingObservationHandler;
 import io.micrometer.tracing.test.simple.SimpleSpan;
 import io.micrometer.tracing.test.simple.SimpleTracer;
 
 /**
- * A Boot application with tracing: a request that calls a {@code @DistributedLock} method shows an
- * acquire span and a hold span under its own span, tagged with the lock's name (and key, in spans
- * only); meters and spans count the same acquisitions and timeouts.
+ * A Boot application with tracing and metrics (Boot's observation and meter auto-configurations, a tracer's handler):
+ * a request that calls a {@code @DistributedLock} method shows an acquire span and a hold span under its own span,
+ * tagged with the lock's name (and key, in spans only); every observation ends, carried with its own acquisition
+ * (an asynchronous one ends on a dlock thread; two readers of one key end their own holds); the timers are the
+ * observations', so meters and spans count the same acquisitions and timeouts.
  */
 class LockObservationTest {
 
@@ -65,6 +75,38 @@ class LockObservationTest {
         }
     }
 
+    /** Records which observations started and which stopped, whatever thread reports them. */
+    static class Lifecycles implements ObservationHandler<Observation.Context> {
+        final List<Observation.Context> started = new CopyOnWriteArrayList<>();
+        final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onStart(Observation.Context context) {
+            started.add(context);
+        }
+
+        @Override
+        public void onStop(Observation.Context context) {
+            stopped.add(context);
+        }
+
+        @Override
+        public boolean supportsContext(Observation.Context context) {
+            return true;
+        }
+
+        /** The one observation named {@code name} whose parent is named {@code parent}. */
+        Observation.Context only(String name, String parent) {
+            List<Observation.Context> found = started.stream().filter(context -> name.equals(context.getName())
+                    && context.getParentObservation() != null
+                    && parent.equals(context.getParentObservation().getContextView().getName())).toList();
+            assertThat(found).as("observations %s under %s, among %s", name, parent, started.stream()
+                    .map(context -> context.getName() + " under " + (context.getParentObservation() == null ? "nothing"
+                            : context.getParentObservation().getContextView().getName())).toList()).hasSize(1);
+            return found.get(0);
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class TracedApplication {
         @Bean
@@ -73,10 +115,13 @@ class LockObservationTest {
         }
 
         @Bean
-        ObservationRegistry observationRegistry(SimpleTracer tracer) {
-            ObservationRegistry registry = ObservationRegistry.create();
-            registry.observationConfig().observationHandler(new DefaultTracingObservationHandler(tracer));
-            return registry;
+        DefaultTracingObservationHandler tracingHandler(SimpleTracer tracer) {
+            return new DefaultTracingObservationHandler(tracer);
+        }
+
+        @Bean
+        Lifecycles lifecycles() {
+            return new Lifecycles();
         }
 
         @Bean
@@ -89,6 +134,7 @@ class LockObservationTest {
             .withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DistributedLockAutoConfiguration.class,
                     DistributedLockMetricsAutoConfiguration.class, DistributedLockObservationAutoConfiguration.class))
             .withConfiguration(BootLine.METRICS)
+            .withConfiguration(BootLine.OBSERVATION)
             .withUserConfiguration(TracedApplication.class)
             .withPropertyValues("dlock.store=in-memory");
 
@@ -140,6 +186,60 @@ class LockObservationTest {
         });
     }
 
+    /**
+     * An acquisition that blocks no caller ({@code acquireAsync}, as a {@code Mono} method uses) starts on the caller's
+     * thread and is taken on a dlock thread: its acquire observation still ends there, both observations hang under the
+     * caller's, and the hold ends when the handle is closed on yet another thread.
+     */
+    @Test
+    void anAsynchronousAcquisitionEndsItsObservationsUnderTheCallersObservation() {
+        runner.run(context -> {
+            ObservationRegistry registry = context.getBean(ObservationRegistry.class);
+            Lifecycles observed = context.getBean(Lifecycles.class);
+            LockManager locks = context.getBean(LockManager.class);
+            Observation caller = Observation.start("caller", registry);
+            LockHandle handle;
+            try (Observation.Scope scope = caller.openScope()) {
+                handle = locks.acquireAsync(LockRequest.builder("async-1").name("report").build()).get(10, TimeUnit.SECONDS);
+            }
+
+            Observation.Context acquire = observed.only("dlock.lock.acquire", "caller");
+            assertThat(observed.stopped).as("the acquire observation ended with the acquisition").contains(acquire);
+            assertThat(acquire.getLowCardinalityKeyValue("result").getValue()).isEqualTo("acquired");
+            Observation.Context hold = observed.only("dlock.lock.hold", "caller");
+            assertThat(observed.stopped).as("the hold lasts until the release").doesNotContain(hold);
+
+            CompletableFuture.runAsync(handle::close).get(10, TimeUnit.SECONDS);
+            assertThat(observed.stopped).as("the hold ended with the release, on another thread").contains(hold);
+            assertThat(registry.getCurrentObservation()).as("nothing left current on the caller's thread").isNull();
+            caller.stop();
+        });
+    }
+
+    /** Two readers of one key hold at once: each hold observation is its own, ended by its own release. */
+    @Test
+    void twoReadersOfOneKeyEachEndTheirOwnHold() {
+        runner.run(context -> {
+            ObservationRegistry registry = context.getBean(ObservationRegistry.class);
+            Lifecycles observed = context.getBean(Lifecycles.class);
+            LockManager locks = context.getBean(LockManager.class);
+            LockRequest read = LockRequest.builder("doc-1").name("doc").kind(LockKind.READ).build();
+            LockHandle first = observe("reader-1", registry, () -> locks.acquire(read));
+            // Another thread: the same thread would re-enter the first reader's lease.
+            LockHandle second = CompletableFuture.supplyAsync(() -> observe("reader-2", registry, () -> locks.acquire(read)))
+                    .get(10, TimeUnit.SECONDS);
+            Observation.Context firstHold = observed.only("dlock.lock.hold", "reader-1");
+            Observation.Context secondHold = observed.only("dlock.lock.hold", "reader-2");
+            assertThat(observed.stopped).as("both readers hold").doesNotContain(firstHold, secondHold);
+
+            first.close();
+            assertThat(observed.stopped).as("the first reader's release ends its own hold only").contains(firstHold)
+                    .doesNotContain(secondHold);
+            second.close();
+            assertThat(observed.stopped).contains(secondHold);
+        });
+    }
+
     @Test
     void metersAndSpansCountTheSameAcquisitionsAndTimeouts() {
         runner.run(context -> {
@@ -173,6 +273,11 @@ class LockObservationTest {
             assertThat(timeoutSpans).isEqualTo(3).isEqualTo(meters.get(LockMetrics.ACQUIRE).tag(LockMetrics.TAG_LOCK_NAME, "report")
                     .tag(LockMetrics.TAG_RESULT, "timeout").timer().count());
         });
+    }
+
+    /** Runs {@code work} with an observation named {@code name} current on this thread. */
+    private static <T> T observe(String name, ObservationRegistry registry, Supplier<T> work) {
+        return Observation.createNotStarted(name, registry).observe(work);
     }
 
     private static SimpleSpan span(List<SimpleSpan> spans, String name) {

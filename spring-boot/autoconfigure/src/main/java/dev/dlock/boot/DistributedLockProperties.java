@@ -343,17 +343,21 @@ public class DistributedLockProperties {
     public static class ForceRelease {
 
         /**
-         * Whether DELETE /actuator/dlock/{name}?key=... frees a lock in the store whoever holds it (its holder learns
-         * its lease is lost at its next renewal). Off by default; Actuator's exposure and security apply as well.
+         * Whether DELETE /actuator/dlock/{name}?key=... frees a lock in the store whoever holds it. Deprecated: true is
+         * read as management.endpoint.dlock.access=unrestricted when that property is not set.
          */
         private boolean enabled = false;
 
-        /** Whether the endpoint may force a release. */
+        /** Whether the endpoint may force a release; replaced by {@code management.endpoint.dlock.access}. */
+        @Deprecated(since = "0.1.0", forRemoval = true)
+        @DeprecatedConfigurationProperty(replacement = "management.endpoint.dlock.access", since = "0.1.0",
+                reason = "Spring Boot's endpoint access: unrestricted allows the forced release, read-only (the endpoint's default) refuses it")
         public boolean isEnabled() {
             return enabled;
         }
 
-        /** Allows or refuses the endpoint's forced release. */
+        /** Allows or refuses the endpoint's forced release (mapped onto {@code management.endpoint.dlock.access}). */
+        @Deprecated(since = "0.1.0", forRemoval = true)
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
         }

@@ -75,7 +75,7 @@ final class Acquisition {
         this.manager = manager;
         this.request = request;
         this.key = key;
-        this.deadline = start + (request.waitTime() != null ? request.waitTime() : manager.defaultWaitTime()).toNanos();
+        this.deadline = start + manager.waitTimeOf(request).toNanos();
         this.waker = waker;
         this.asyncHolder = waker == null ? null : "async:" + OwnerTokens.holderName(Thread.currentThread());
         this.events = new AcquisitionContext(request.name(), key, request.kind());
@@ -84,6 +84,11 @@ final class Acquisition {
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
         this.watched = request.leaseTime() == null;
         this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
+    }
+
+    /** How long this acquisition may wait for the key. */
+    Duration waitTime() {
+        return manager.waitTimeOf(request);
     }
 
     /** The blocking acquisition: this JVM's turn, then store attempts until one ends it, the thread parked between them. */

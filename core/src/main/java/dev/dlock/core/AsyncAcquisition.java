@@ -196,7 +196,8 @@ final class AsyncAcquisition {
         acquisition.giveUp();
         runtime.untrack(this);
         Duration waited = acquisition.failed(reason, error);
-        result.completeExceptionally(error != null ? error : new LockNotAcquiredException(request.name(), key, reason, waited));
+        result.completeExceptionally(error != null ? error : new LockNotAcquiredException(request.name(), key, reason, waited,
+                acquisition.waitTime()));
     }
 
     /** The manager closed while this acquisition waited: it fails now; its turn is given back by the step that sees it. */

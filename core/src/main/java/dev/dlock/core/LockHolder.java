@@ -15,7 +15,8 @@ import java.time.Instant;
  * @param holder           the thread or flow name (at most 48 printable ASCII characters)
  * @param acquiredAt       when the key was taken, by the holder instance's clock; null when the token does not say
  * @param leaseRemaining   the lease the store still gives it; null for a session-kept lease (no expiry)
- * @param owner            the owner token itself
+ * @param owner            the owner token itself: whoever has it can release the key, so {@link #toString()} leaves it
+ *                         out (a holder logged or shown is never a way to release the lock)
  */
 public record LockHolder(String instance, String holder, Instant acquiredAt, Duration leaseRemaining, String owner) {
 
@@ -32,5 +33,12 @@ public record LockHolder(String instance, String holder, Instant acquiredAt, Dur
             }
         }
         return new LockHolder("unknown", "unknown", null, remaining, owner);
+    }
+
+    /** The holder as logs and diagnostics show it: every component but the owner token. */
+    @Override
+    public String toString() {
+        return "LockHolder[instance=" + instance + ", holder=" + holder + ", acquiredAt=" + acquiredAt
+                + ", leaseRemaining=" + leaseRemaining + "]";
     }
 }

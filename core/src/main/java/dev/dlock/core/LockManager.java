@@ -158,7 +158,8 @@ public final class LockManager implements AutoCloseable {
         if (attempt.handle != null) {
             return attempt.handle;
         }
-        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure, Duration.ofNanos(attempt.waitedNanos));
+        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure, Duration.ofNanos(attempt.waitedNanos),
+                waitTimeOf(request));
     }
 
     /** Tries {@code key} once, without waiting; empty when someone else holds it. */
@@ -259,6 +260,11 @@ public final class LockManager implements AutoCloseable {
     /** The wait time used for requests that do not give one. */
     public Duration defaultWaitTime() {
         return defaultWaitTime;
+    }
+
+    /** How long {@code request} may wait: its own wait time, or this manager's default. */
+    Duration waitTimeOf(LockRequest request) {
+        return request.waitTime() != null ? request.waitTime() : defaultWaitTime;
     }
 
     /** The locks this manager holds now, for diagnostics. */

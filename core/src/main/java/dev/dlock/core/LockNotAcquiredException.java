@@ -21,14 +21,21 @@ public class LockNotAcquiredException extends DistributedLockException {
     private final String key;
     private final Reason reason;
     private final Duration waited;
+    private final Duration waitTime;
 
-    /** Creates the exception for lock {@code lockName} on {@code key}. */
+    /** Creates the exception for lock {@code lockName} on {@code key}, with the wait the acquisition allowed unknown. */
     public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited) {
+        this(lockName, key, reason, waited, null);
+    }
+
+    /** Creates the exception for lock {@code lockName} on {@code key}, whose acquisition allowed a wait of {@code waitTime}. */
+    public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited, Duration waitTime) {
         super(message(lockName, key, reason, waited));
         this.lockName = lockName;
         this.key = key;
         this.reason = reason;
         this.waited = waited;
+        this.waitTime = waitTime;
     }
 
     private static String message(String lockName, String key, Reason reason, Duration waited) {
@@ -58,5 +65,13 @@ public class LockNotAcquiredException extends DistributedLockException {
     /** How long the caller waited. */
     public Duration waited() {
         return waited;
+    }
+
+    /**
+     * The wait the acquisition allowed (its request's wait time, or the manager's default); {@code Duration.ZERO} for a
+     * single try; null when not known (an exception made by other code).
+     */
+    public Duration waitTime() {
+        return waitTime;
     }
 }

@@ -82,6 +82,7 @@ public class DistributedLockProperties {
     private final Metrics metrics = new Metrics();
     private final Observation observation = new Observation();
     private final Admin admin = new Admin();
+    private final Web web = new Web();
 
     /** Whether dlock is auto-configured at all. */
     public boolean isEnabled() {
@@ -199,6 +200,11 @@ public class DistributedLockProperties {
     /** The operator's settings. */
     public Admin getAdmin() {
         return admin;
+    }
+
+    /** The web settings. */
+    public Web getWeb() {
+        return web;
     }
 
     /** The watchdog settings. */
@@ -349,19 +355,71 @@ public class DistributedLockProperties {
     public static class ForceRelease {
 
         /**
-         * Whether DELETE /actuator/dlock/{name}?key=... frees a lock in the store whoever holds it (its holder learns
-         * its lease is lost at its next renewal). Off by default; Actuator's exposure and security apply as well.
+         * Whether DELETE /actuator/dlock/{name}?key=... frees a lock in the store whoever holds it. Deprecated: true is
+         * read as management.endpoint.dlock.access=unrestricted when that property is not set.
          */
         private boolean enabled = false;
 
-        /** Whether the endpoint may force a release. */
+        /** Whether the endpoint may force a release; replaced by {@code management.endpoint.dlock.access}. */
+        @Deprecated(since = "0.1.0", forRemoval = true)
+        @DeprecatedConfigurationProperty(replacement = "management.endpoint.dlock.access", since = "0.1.0",
+                reason = "Spring Boot's endpoint access: unrestricted allows the forced release, read-only (the endpoint's default) refuses it")
         public boolean isEnabled() {
             return enabled;
         }
 
-        /** Allows or refuses the endpoint's forced release. */
+        /** Allows or refuses the endpoint's forced release (mapped onto {@code management.endpoint.dlock.access}). */
+        @Deprecated(since = "0.1.0", forRemoval = true)
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** {@code dlock.web.*}: how a web application answers its clients about locks. */
+    public static class Web {
+
+        private final ProblemDetails problemDetails = new ProblemDetails();
+
+        /** The answer to a lock that was not acquired. */
+        public ProblemDetails getProblemDetails() {
+            return problemDetails;
+        }
+    }
+
+    /**
+     * {@code dlock.web.problem-details.*}: a {@code LockNotAcquiredException} that reaches Spring MVC or WebFlux unhandled
+     * answers 409 Conflict as an RFC 9457 problem detail naming the lock.
+     */
+    public static class ProblemDetails {
+
+        /**
+         * Whether a LockNotAcquiredException no handler of the application took answers 409 Conflict (application/problem+json,
+         * naming the lock; Retry-After after a wait that timed out) instead of a 500; the application's own
+         * exception handlers always come first.
+         */
+        private boolean enabled = true;
+
+        /** Whether the problem detail also carries the lock key (off: keys may hold ids or personal data). */
+        private boolean includeKey = false;
+
+        /** Whether a busy lock answers 409 as a problem detail. */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** Switches the 409 answer on or off. */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** Whether the problem detail carries the lock key. */
+        public boolean isIncludeKey() {
+            return includeKey;
+        }
+
+        /** Puts the lock key in the problem detail, or keeps it out. */
+        public void setIncludeKey(boolean includeKey) {
+            this.includeKey = includeKey;
         }
     }
 

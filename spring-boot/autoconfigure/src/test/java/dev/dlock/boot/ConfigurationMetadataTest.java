@@ -4,6 +4,7 @@ import dev.dlock.redis.RedisLockBackend;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.BeanUtils;
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
@@ -88,6 +89,24 @@ class ConfigurationMetadataTest {
         assertThat(Arrays.stream(DistributedLockProperties.class.getDeclaredClasses()).map(Class::getSimpleName))
                 .as("nested classes of the store-neutral properties").doesNotContain("Redis", "Sentinel", "Cluster", "Redlock");
         assertThat(byName.get("dlock.key-prefix").get("deprecation")).asString().contains("dlock.redis.key-prefix");
+    }
+
+    /**
+     * The endpoint's access is Spring Boot's {@code management.endpoint.dlock.access}, read-only unless the application
+     * says otherwise; the former switch of the forced release points to it.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theEndpointsAccessIsBootsPropertyReadOnlyByDefaultAndTheOldSwitchPointsToIt() throws Exception {
+        Map<String, Map<String, Object>> byName = ((List<Map<String, Object>>) metadata().get("properties")).stream()
+                .collect(Collectors.toMap(p -> (String) p.get("name"), p -> p, (first, second) -> first));
+
+        assertThat(byName).containsKey("management.endpoint.dlock.access");
+        assertThat(convert(byName.get("management.endpoint.dlock.access").get("defaultValue"), Access.class))
+                .as("default of management.endpoint.dlock.access").isEqualTo(Access.READ_ONLY);
+        assertThat(byName.get("dlock.admin.force-release.enabled")).containsEntry("deprecated", true);
+        assertThat(byName.get("dlock.admin.force-release.enabled").get("deprecation")).asString()
+                .contains("management.endpoint.dlock.access");
     }
 
     /** A default the store owns (not the properties class) is documented as the store's own value. */

@@ -35,12 +35,16 @@ abstract class LockAdminEndpointSupport {
 
     /** Lock {@code name}'s {@code key} taken as the aspect takes it ({@code <name>:<key>}) on a thread called {@code threadName}. */
     LockHandle holdOn(String threadName, String name, String key) throws InterruptedException {
+        return holdOn(threadName, LockRequest.builder(name + ":" + key).name(name).build());
+    }
+
+    /** {@code request} acquired on a thread called {@code threadName}. */
+    LockHandle holdOn(String threadName, LockRequest request) throws InterruptedException {
         AtomicReference<LockHandle> handle = new AtomicReference<>();
-        Thread thread = new Thread(() -> handle.set(lockManager.acquire(LockRequest.builder(name + ":" + key).name(name).build())),
-                threadName);
+        Thread thread = new Thread(() -> handle.set(lockManager.acquire(request)), threadName);
         thread.start();
         thread.join(10_000);
-        assertThat(handle.get()).as("%s holds %s:%s", threadName, name, key).isNotNull();
+        assertThat(handle.get()).as("%s holds %s", threadName, request.key()).isNotNull();
         return handle.get();
     }
 }

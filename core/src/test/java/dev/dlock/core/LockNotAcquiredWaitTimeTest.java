@@ -1,0 +1,43 @@
+package dev.dlock.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/** A lock not acquired says how long its acquisition was allowed to wait (a web answer's Retry-After is made of it). */
+class LockNotAcquiredWaitTimeTest extends EngineTestSupport {
+
+    @Test
+    void aTimeoutCarriesTheRequestsWaitTimeOrTheManagersDefault() throws Exception {
+        LockManager holder = manager();
+        LockManager caller = manager(store, b -> b.waitTime(Duration.ofMillis(40)));
+        try (LockHandle held = holder.acquire(key, Duration.ZERO)) {
+            assertThatThrownBy(() -> caller.acquire(LockRequest.builder(key).waitTime(Duration.ofMillis(60)).build()))
+                    .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
+                        assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.TIMEOUT);
+                        assertThat(e.waitTime()).isEqualTo(Duration.ofMillis(60));
+                    });
+            assertThatThrownBy(() -> caller.acquire(LockRequest.builder(key).build()))
+                    .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> assertThat(e.waitTime()).isEqualTo(Duration.ofMillis(40)));
+            assertThatThrownBy(() -> caller.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).build()))
+                    .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> assertThat(e.waitTime()).isZero());
+
+            Throwable async = catchThrowable(() -> caller.acquireAsync(LockRequest.builder(key).waitTime(Duration.ofMillis(50)).build())
+                    .get(10, TimeUnit.SECONDS));
+            assertThat(async.getCause()).isInstanceOfSatisfying(LockNotAcquiredException.class,
+                    e -> assertThat(e.waitTime()).isEqualTo(Duration.ofMillis(50)));
+            assertThat(held.isHeld()).isTrue();
+        }
+    }
+
+    @Test
+    void anExceptionMadeElsewhereDoesNotKnowIt() {
+        assertThat(new LockNotAcquiredException("orders", "orders:1", LockNotAcquiredException.Reason.TIMEOUT, Duration.ZERO)
+                .waitTime()).isNull();
+    }
+}

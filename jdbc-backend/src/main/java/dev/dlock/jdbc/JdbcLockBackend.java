@@ -1,8 +1,5 @@
 package dev.dlock.jdbc;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -11,7 +8,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -702,39 +698,6 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    /** Runs the dialect's DDL for {@code table}: the sequence (MySQL: the floor table), then the table, each only if missing. */
-    private static void applySchema(DataSource dataSource, JdbcDialect dialect, String table) {
-        String ddl = schemaDdl(dialect, table);
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
-            connection.setAutoCommit(true);
-            for (String part : ddl.split(";")) {
-                if (!part.isBlank()) {
-                    statement.execute(part.strip());
-                }
-            }
-        } catch (SQLException e) {
-            throw LockBackendException.storeFailure("createSchema failed for table " + table + " (" + dialect + ")", e);
-        }
-    }
-
-    /** The DDL of {@code dialect} for {@code table}, without comments, as shipped in {@link JdbcDialect#schemaResource()}. */
-    static String schemaDdl(JdbcDialect dialect, String table) {
-        try (InputStream in = JdbcLockBackend.class.getResourceAsStream(dialect.schemaResource())) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + dialect.schemaResource());
-            }
-            StringBuilder ddl = new StringBuilder();
-            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (!line.strip().startsWith("--")) {
-                    ddl.append(line).append('\n');
-                }
-            }
-            return ddl.toString().replace("${table}", table);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + dialect.schemaResource(), e);
-        }
-    }
-
     private static JdbcDialect detectDialect(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
             return JdbcDialect.detect(connection.getMetaData());
@@ -796,8 +759,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
 
         /**
-         * Whether {@link #build()} creates the sequence (MySQL: the floor table) and the lock table when missing
-         * (default false: apply the shipped DDL yourself).
+         * Whether {@link #build()} creates the sequence (MySQL: the floor table) and the lock table when missing, as
+         * {@link #applySchema()} does (default false: apply the shipped DDL yourself).
          */
         public Builder createSchema(boolean createSchema) {
             this.createSchema = createSchema;
@@ -855,11 +818,21 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
          * when asked. Throws {@link LockBackendException} when the database cannot be reached for either.
          */
         public JdbcLockBackend build() {
-            JdbcDialect chosen = dialect != null ? dialect : detectDialect(dataSource);
-            if (createSchema) {
-                applySchema(dataSource, chosen, tableName);
-            }
+            JdbcDialect chosen = createSchema ? applySchema() : dialect != null ? dialect : detectDialect(dataSource);
             return new JdbcLockBackend(this, chosen);
+        }
+
+        /**
+         * Creates the sequence (MySQL: the floor table) and the lock table now, each only if missing, without building
+         * a backend ({@link #build()} does the same with {@link #createSchema createSchema(true)}); returns the dialect,
+         * detected unless set. Instances that run it at once on one database all succeed: their creations are
+         * serialized by a lock of the database, and an attempt that still met another's creation runs again.
+         * Throws {@link LockBackendException} when the database cannot be reached or refuses the DDL.
+         */
+        public JdbcDialect applySchema() {
+            JdbcDialect chosen = dialect != null ? dialect : detectDialect(dataSource);
+            LockSchema.create(dataSource, chosen, tableName, (int) Math.max(1, queryTimeout.toSeconds()));
+            return chosen;
         }
     }
 }

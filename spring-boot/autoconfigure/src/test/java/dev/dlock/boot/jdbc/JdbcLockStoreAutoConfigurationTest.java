@@ -55,10 +55,11 @@ class JdbcLockStoreAutoConfigurationTest {
     /** dlock.verify-on-start (on by default): without the lock table the start fails saying how to create it. */
     @Test
     void aMissingLockTableFailsTheStartNamingTheWaysToCreateIt() {
-        runner.withBean(DataSource.class, () -> h2("no-lock-table")).run(context -> {
+        runner.withBean(DataSource.class, () -> h2("no-lock-table"))
+                .withPropertyValues("dlock.jdbc.initialize-schema=never").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).hasMessageContaining("dlock's lock table dlock_locks")
-                    .hasMessageContaining("dlock.jdbc.create-schema=true")
+                    .hasMessageContaining("dlock.jdbc.initialize-schema=always")
                     .hasMessageContaining("schema-h2.sql");
         });
     }
@@ -76,17 +77,17 @@ class JdbcLockStoreAutoConfigurationTest {
                         assertThat(context.getStartupFailure())
                                 .hasMessageContaining("dlock's lock table app_locks")
                                 .hasMessageContaining("relation \"app_locks\" does not exist")
-                                .hasMessageContaining("dlock.jdbc.create-schema=true")
+                                .hasMessageContaining("dlock.jdbc.initialize-schema=always")
                                 .hasMessageContaining("schema-postgresql.sql");
                     });
         }
     }
 
-    /** With the table created at startup (dlock.jdbc.create-schema=true) the check passes. */
+    /** With the table created at startup (dlock.jdbc.initialize-schema=always) the check passes. */
     @Test
     void theCheckPassesOnceTheSchemaIsCreated() {
         runner.withBean(DataSource.class, () -> h2("created-lock-table"))
-                .withPropertyValues("dlock.jdbc.create-schema=true")
+                .withPropertyValues("dlock.jdbc.initialize-schema=always")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -94,7 +95,7 @@ class JdbcLockStoreAutoConfigurationTest {
     @Test
     void withVerifyOnStartOffAMissingTableFailsTheFirstLockInstead() {
         runner.withBean(DataSource.class, () -> h2("lazy-lock-table"))
-                .withPropertyValues("dlock.verify-on-start=false").run(context -> {
+                .withPropertyValues("dlock.verify-on-start=false", "dlock.jdbc.initialize-schema=never").run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThatThrownBy(() -> context.getBean(LockManager.class).acquire("first", Duration.ZERO))
                             .isInstanceOf(LockBackendException.class);

@@ -17,9 +17,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -69,9 +71,12 @@ import dev.dlock.core.spi.StoreNode;
  * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
  * row answers {@link ReleaseResult#NOT_OWNER}, as Redis does after its fencing counter expired.
  *
- * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout;
- * an unreachable database or an exhausted pool surfaces as {@link LockBackendException} (the pool's
- * own connection timeout bounds the wait for a connection: keep it short).
+ * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout (the query
+ * timeout plus 2 s); an unreachable database or an exhausted pool surfaces as {@link LockBackendException}. With the
+ * database down a call fails within the longer of the pool's own connection timeout (no connection comes) and the
+ * network timeout (a connection the call already has stops answering): keep the pool's timeout no longer than the
+ * network timeout. The best-effort release after a failed acquire runs on a thread of its own, never adding a second
+ * wait to the caller's.
  */
 public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 
@@ -100,6 +105,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private static final String DUPLICATE_KEY_STATE = "23505";
     private static final String DEADLOCK_STATE = "40001";
     private static final int ACQUIRE_ATTEMPTS = 3;
+    private static final int LATE_RELEASE_QUEUE = 1_000;
     private static final Executor DIRECT = Runnable::run;
 
     private final DataSource dataSource;
@@ -112,6 +118,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private final long idleRowRetentionMillis;
     private final PgReleaseNotices releaseNotices;
     private final ScheduledExecutorService cleaner;
+    /** One thread, started when needed, for the best-effort release after a failed acquire. */
+    private final ThreadPoolExecutor lateReleases;
     private final AtomicBoolean cleaning = new AtomicBoolean();
     /** Cleared when the driver cannot set a network timeout (H2 in-process), so it is not asked again. */
     private volatile boolean networkTimeoutSupported = true;
@@ -128,6 +136,13 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         this.releaseNotices = dialect == JdbcDialect.POSTGRESQL && builder.releaseNotices && PgReleaseNotices.driverPresent()
                 ? new PgReleaseNotices(dataSource, this::channelOf, networkTimeoutMillis)
                 : null;
+        this.lateReleases = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(LATE_RELEASE_QUEUE),
+                task -> {
+                    Thread thread = new Thread(task, "dlock-jdbc-release");
+                    thread.setDaemon(true);
+                    return thread;
+                }, new ThreadPoolExecutor.DiscardPolicy());
+        lateReleases.allowCoreThreadTimeOut(true);
         if (builder.cleanupInterval.isZero()) {
             this.cleaner = null;
         } else {
@@ -167,7 +182,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 }
                 if (sent) {
                     // The statement may have run before its reply was lost; do not leave the key locked until the lease ends.
-                    releaseQuietly(key, owner);
+                    releaseSoon(key, owner);
                 }
                 throw failure("tryAcquire", key, e);
             }
@@ -376,12 +391,19 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    private void releaseQuietly(String key, String owner) {
-        try (Connection connection = connection()) {
-            releaseOnce(connection, key, owner);
-        } catch (SQLException | RuntimeException e) {
-            log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
-        }
+    /**
+     * Releases {@code owner}'s row of {@code key} on the release thread, best effort. Not on the caller's thread: with
+     * the database down it would wait for the pool a second time, doubling how long a failed call takes. A release the
+     * queue has no room for is dropped: the engine releases the owner of a failed acquire again anyway.
+     */
+    private void releaseSoon(String key, String owner) {
+        lateReleases.execute(() -> {
+            try (Connection connection = connection()) {
+                releaseOnce(connection, key, owner);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
+            }
+        });
     }
 
     /**
@@ -626,7 +648,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         return table;
     }
 
-    /** Stops the notice thread (closing its connection) and the cleanup thread; the data source stays open. */
+    /** Stops the notice thread (closing its connection), the cleanup and the release threads; the data source stays open. */
     @Override
     public void close() {
         if (releaseNotices != null) {
@@ -635,6 +657,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         if (cleaner != null) {
             cleaner.shutdownNow();
         }
+        lateReleases.shutdownNow();
     }
 
     /** Who holds a key (the row's owner and the lease the database gives it) and an operator's forced release. */

@@ -99,6 +99,7 @@ public class JdbcLockStoreAutoConfiguration {
                     + "start without connecting, set " + jdbcPrefix + ".dialect (postgresql, mariadb, mysql or h2).", e);
         }
         log.info("dlock locks in table {} ({})", backend.tableName(), backend.dialect());
+        PoolTimeoutCheck.warnIfLonger(dataSource, jdbc.getQueryTimeout());
         return backend;
     }
 

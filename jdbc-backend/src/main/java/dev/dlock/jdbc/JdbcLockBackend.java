@@ -121,6 +121,11 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     /** One thread, started when needed, for the best-effort release after a failed acquire. */
     private final ThreadPoolExecutor lateReleases;
     private final AtomicBoolean cleaning = new AtomicBoolean();
+    /**
+     * The token floor this backend raised before its first acquisition (see {@link #raiseTokenFloor}); on MySQL the
+     * least token a row it takes gets, elsewhere 0 once raised (the sequence carries it). Negative until raised.
+     */
+    private volatile long tokenFloor = -1;
     /** Cleared when the driver cannot set a network timeout (H2 in-process), so it is not asked again. */
     private volatile boolean networkTimeoutSupported = true;
 
@@ -201,6 +206,9 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     private AcquireResult acquireOnce(Connection connection, String key, String owner, long leaseMillis) throws SQLException {
+        if (tokenFloor < 0) {
+            raiseTokenFloor(connection);
+        }
         if (sql.counting != null) {
             return acquireCountingInTheRow(connection, key, owner, leaseMillis);
         }
@@ -233,6 +241,52 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
+     * Raises the sequence (MySQL: the floor) to the database's clock in microseconds if it is below, before this
+     * backend's first acquisition: every token after it is at least the clock at this backend's start, as Redis's
+     * tokens are, so a guard that accepted tokens from another store (or from this one before the floor) keeps
+     * accepting. The sequence only ever rises, so no token is lower than one issued before. Runs again when it failed
+     * (the acquisition fails with it); two threads may both run it, which changes nothing.
+     */
+    private void raiseTokenFloor(Connection connection) throws SQLException {
+        long floor = 0;
+        switch (dialect) {
+            case POSTGRESQL -> {
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet ignored = statement.executeQuery()) {
+                    // the answer is the new value, or nothing when the sequence was above the clock already
+                }
+            }
+            case MARIADB, H2 -> {
+                long next;
+                long clock;
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
+                    row.next();
+                    next = row.getLong(1);
+                    clock = row.getLong(2);
+                }
+                if (next < clock) {
+                    try (PreparedStatement statement = prepare(connection, sql.moveSequence(clock))) {
+                        statement.execute();
+                    }
+                }
+            }
+            case MYSQL -> {
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor)) {
+                    statement.executeUpdate();
+                }
+                // In autocommit the share lock of this read ends with it.
+                try (PreparedStatement statement = prepare(connection, sql.counting.floor()); ResultSet row = statement.executeQuery()) {
+                    if (!row.next()) {
+                        throw new SQLException("the token floor row of " + table + LockStatements.FLOOR_SUFFIX
+                                + " is missing; apply " + dialect.schemaResource());
+                    }
+                    floor = row.getLong(1);
+                }
+            }
+        }
+        tokenFloor = floor;
+    }
+
+    /**
      * The MySQL token path: the key's existing row is taken by an UPDATE that adds one to its token under the
      * row's lock, and read back (MySQL has no {@code RETURNING}); a key without a row gets one in a transaction
      * that starts it above the floor (see {@link LockStatements.RowCounting}).
@@ -241,7 +295,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             throws SQLException {
         int matched;
         try (PreparedStatement statement = prepare(connection, sql.acquire)) {
-            sql.bindAcquire(statement, key, owner, leaseMillis);
+            sql.bindAcquire(statement, key, owner, leaseMillis, tokenFloor);
             matched = statement.executeUpdate();
         }
         // Both drivers count matched rows by default. One set to count changed rows answers 0 for a held row too;
@@ -263,7 +317,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 floor = row.getLong(1);
             }
             try (PreparedStatement statement = prepare(connection, sql.counting.create())) {
-                sql.bindCreate(statement, key, owner, floor + 1, leaseMillis);
+                sql.bindCreate(statement, key, owner, floor + 1, leaseMillis, tokenFloor);
                 statement.executeUpdate();
             }
             return readBack(connection, sql.counting.lockedReadBack(), key, owner)
@@ -316,7 +370,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private Optional<AcquireResult> runAcquire(Connection connection, String key, String owner, long leaseMillis)
             throws SQLException {
         try (PreparedStatement statement = prepare(connection, sql.acquire)) {
-            sql.bindAcquire(statement, key, owner, leaseMillis);
+            sql.bindAcquire(statement, key, owner, leaseMillis, tokenFloor);
             try (ResultSet row = statement.executeQuery()) {
                 if (!row.next()) {
                     if (sql.remaining == null) {

@@ -241,11 +241,12 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
-     * Raises the sequence (MySQL: the floor) to the database's clock in microseconds if it is below, before this
-     * backend's first acquisition: every token after it is at least the clock at this backend's start, as Redis's
-     * tokens are, so a guard that accepted tokens from another store (or from this one before the floor) keeps
-     * accepting. The sequence only ever rises, so no token is lower than one issued before. Runs again when it failed
-     * (the acquisition fails with it); two threads may both run it, which changes nothing.
+     * Raises the sequence to the database's clock in microseconds if it is below, before this backend's first
+     * acquisition: every token after it is at least the clock at this backend's start, as Redis's tokens are, so a
+     * guard that accepted tokens from another store (or from this one before the floor) keeps accepting. The sequence
+     * only ever rises, so no token is lower than one issued before. On MySQL the clock read here is bound into every
+     * take and new row instead, above the row's own count and the floor table, which keep tokens increasing per key.
+     * Runs again when it failed (the acquisition fails with it); two threads may both run it, which changes nothing.
      */
     private void raiseTokenFloor(Connection connection) throws SQLException {
         long floor = 0;
@@ -270,15 +271,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 }
             }
             case MYSQL -> {
-                try (PreparedStatement statement = prepare(connection, sql.raiseFloor)) {
-                    statement.executeUpdate();
-                }
-                // In autocommit the share lock of this read ends with it.
-                try (PreparedStatement statement = prepare(connection, sql.counting.floor()); ResultSet row = statement.executeQuery()) {
-                    if (!row.next()) {
-                        throw new SQLException("the token floor row of " + table + LockStatements.FLOOR_SUFFIX
-                                + " is missing; apply " + dialect.schemaResource());
-                    }
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
+                    row.next();
                     floor = row.getLong(1);
                 }
             }
@@ -317,7 +311,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 floor = row.getLong(1);
             }
             try (PreparedStatement statement = prepare(connection, sql.counting.create())) {
-                sql.bindCreate(statement, key, owner, floor + 1, leaseMillis, tokenFloor);
+                sql.bindCreate(statement, key, owner, Math.max(floor + 1, tokenFloor), leaseMillis, tokenFloor);
                 statement.executeUpdate();
             }
             return readBack(connection, sql.counting.lockedReadBack(), key, owner)

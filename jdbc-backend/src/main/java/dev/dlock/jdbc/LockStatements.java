@@ -53,8 +53,9 @@ final class LockStatements {
     /**
      * Raises the token sequence (MySQL: the floor) to the database's clock in microseconds when it is below, so that
      * tokens start at the floor Redis's tokens have: PostgreSQL in one statement (no parameter); on MariaDB and H2 the
-     * statement reads the next value and the clock, and {@link #moveSequence} moves the sequence when it is below; on
-     * MySQL it is an update of the floor row, which {@link RowCounting#floor} then reads.
+     * statement reads the next value and the clock, and {@link #moveSequence} moves the sequence when it is below. On
+     * MySQL it reads the clock only, which the backend binds into every take ({@code GREATEST(token + 1, clock)}) and
+     * every new row's token: writing the floor row would wait for acquisitions that share-lock it.
      */
     final String raiseFloor;
     private final JdbcDialect dialect;
@@ -80,7 +81,7 @@ final class LockStatements {
                     + " WHERE (SELECT last_value FROM " + sequence + ") < c.micros";
             case MARIADB -> "SELECT NEXTVAL(" + sequence + "), " + clock;
             case H2 -> "SELECT NEXT VALUE FOR " + sequence + ", " + clock;
-            case MYSQL -> "UPDATE " + table + FLOOR_SUFFIX + " SET token = GREATEST(token, " + clock + ") WHERE id = 1";
+            case MYSQL -> "SELECT " + clock;
         };
     }
 

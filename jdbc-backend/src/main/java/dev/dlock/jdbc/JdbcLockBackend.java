@@ -59,11 +59,14 @@ import dev.dlock.core.spi.StoreNode;
  * a key without a row first gets one, free and without a token, and the same statement then takes it.
  * Every earlier holder of the key therefore committed its token before this one was drawn, and since
  * every token comes from one sequence that never goes back, it is the larger — however long the
- * statement stalled before it got the row, and also after cleanup deleted an idle row of the key.
+ * statement stalled before it got the row, and also after cleanup deleted an idle row of the key. Before the
+ * backend's first acquisition the sequence is raised to the database's clock in microseconds when it is below, so
+ * tokens start at the clock floor Redis's tokens have ({@link dev.dlock.core.spi.FencingTokens}).
  *
  * <p>MySQL has no sequences: there ({@link JdbcDialect#MYSQL}) each row counts its own tokens, one up per
  * acquisition under the row's lock, and a key without a row gets one starting above the table's token
- * floor, which cleanup raises to every token it deletes in the same transaction. Tokens then grow per key,
+ * floor, which cleanup raises to every token it deletes in the same transaction; neither is below the database's
+ * clock in microseconds at the backend's first acquisition. Tokens then grow per key,
  * not across keys; an acquisition that creates a row costs a short transaction, and one that takes an
  * existing row two statements (the update and a read-back, as MySQL has no {@code RETURNING}).
  *

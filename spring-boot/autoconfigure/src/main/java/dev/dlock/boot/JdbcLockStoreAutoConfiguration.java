@@ -48,10 +48,11 @@ public class JdbcLockStoreAutoConfiguration {
 
     /**
      * Creates the lock table at startup as {@code dlock.jdbc.initialize-schema} says (embedded, always, never), after
-     * Flyway and Liquibase; nothing when there is no single DataSource (the store reports that).
+     * Flyway and Liquibase; nothing when there is no single DataSource (the store reports that). Not made when the
+     * application defines its own store, whose table these settings do not describe.
      */
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean({JdbcLockSchemaInitializer.class, LockBackend.class})
     public JdbcLockSchemaInitializer dlockJdbcLockSchemaInitializer(ObjectProvider<DataSource> dataSources,
                                                                     JdbcStoreProperties jdbc) {
         warnIfDeprecatedCreateSchema(jdbc);

@@ -8,6 +8,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
+import org.springframework.core.KotlinDetector;
+
 /**
  * What a Spring AOP proxy cannot lock: a private, static or final {@code @DistributedLock} method never
  * reaches the proxy, and a call through {@code this} passes it by. A method woven by AspectJ (ajc or
@@ -30,8 +32,7 @@ final class ProxyLimits {
             if (modifier != null && !isWoven(method)) {
                 problems.add("Invalid @DistributedLock on " + LockOperationSource.describe(method) + ": it is " + modifier
                         + "; private, static and final methods cannot be intercepted by a Spring proxy, so it would run "
-                        + "without the lock: make it a public, non-static, non-final method, or use AspectJ weaving ("
-                        + WEAVING_DOCS + ")");
+                        + "without the lock: " + remedy(method, modifier) + ", or use AspectJ weaving (" + WEAVING_DOCS + ")");
             }
         }
         return problems;
@@ -52,6 +53,14 @@ final class ProxyLimits {
             }
         }
         return interceptable.isEmpty() ? Map.of() : SelfInvocationFinder.find(userClass, interceptable);
+    }
+
+    /** What to change: a Kotlin function is final unless declared {@code open}, which the kotlin-spring plugin does for Spring beans. */
+    private static String remedy(Method method, String modifier) {
+        if ("final".equals(modifier) && KotlinDetector.isKotlinType(method.getDeclaringClass())) {
+            return "declare it `open` or apply the kotlin-spring plugin (Kotlin functions and classes are final unless `open`)";
+        }
+        return "make it a public, non-static, non-final method";
     }
 
     private static String unreachableBecause(Method method) {

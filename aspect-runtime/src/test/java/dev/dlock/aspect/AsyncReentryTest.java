@@ -168,4 +168,29 @@ class AsyncReentryTest {
         assertThat(inside).as("a locked call made by the Mono method's body re-enters its key").isEqualTo("re-entered");
         assertThat(heldInStore()).as("released when the Mono completed").isFalse();
     }
+
+    /**
+     * The Mono method's body does not always run on a dlock thread: when the acquisition completed before the
+     * subscription it runs on the subscriber's thread (here the test's own, which blocks). What holds either way: the
+     * lock is bound to the thread that runs the body, as {@link LockContext} shows.
+     */
+    @Test
+    void aMonoBodyRunOnTheSubscribersThreadHasItsLockBound() {
+        Hooks.onEachOperator(AWAIT_ACQUISITION, publisher -> {
+            if (publisher instanceof Mono<?> mono && publisher.getClass().getSimpleName().equals("MonoCompletionStage")) {
+                mono.block(Duration.ofSeconds(5));
+            }
+            return publisher;
+        });
+        String subscriber = Thread.currentThread().getName();
+        String inside;
+        try {
+            inside = service.mono(id, () -> Thread.currentThread().getName() + " " + LockContext.current().lockName() + " "
+                    + LockContext.current().key() + " " + LockContext.current().isHeld()).block(Duration.ofSeconds(5));
+        } finally {
+            Hooks.resetOnEachOperator(AWAIT_ACQUISITION);
+        }
+
+        assertThat(inside).as("the body's thread and its lock context").isEqualTo(subscriber + " reentry reentry:" + id + " true");
+    }
 }

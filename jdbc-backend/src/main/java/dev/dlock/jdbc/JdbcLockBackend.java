@@ -1,8 +1,5 @@
 package dev.dlock.jdbc;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -11,7 +8,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,9 +17,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -61,11 +59,14 @@ import dev.dlock.core.spi.StoreNode;
  * a key without a row first gets one, free and without a token, and the same statement then takes it.
  * Every earlier holder of the key therefore committed its token before this one was drawn, and since
  * every token comes from one sequence that never goes back, it is the larger — however long the
- * statement stalled before it got the row, and also after cleanup deleted an idle row of the key.
+ * statement stalled before it got the row, and also after cleanup deleted an idle row of the key. Before the
+ * backend's first acquisition the sequence is raised to the database's clock in microseconds when it is below, so
+ * tokens start at the clock floor Redis's tokens have ({@link dev.dlock.core.spi.FencingTokens}).
  *
  * <p>MySQL has no sequences: there ({@link JdbcDialect#MYSQL}) each row counts its own tokens, one up per
  * acquisition under the row's lock, and a key without a row gets one starting above the table's token
- * floor, which cleanup raises to every token it deletes in the same transaction. Tokens then grow per key,
+ * floor, which cleanup raises to every token it deletes in the same transaction; neither is below the database's
+ * clock in microseconds at the backend's first acquisition. Tokens then grow per key,
  * not across keys; an acquisition that creates a row costs a short transaction, and one that takes an
  * existing row two statements (the update and a read-back, as MySQL has no {@code RETURNING}).
  *
@@ -73,9 +74,12 @@ import dev.dlock.core.spi.StoreNode;
  * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
  * row answers {@link ReleaseResult#NOT_OWNER}, as Redis does after its fencing counter expired.
  *
- * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout;
- * an unreachable database or an exhausted pool surfaces as {@link LockBackendException} (the pool's
- * own connection timeout bounds the wait for a connection: keep it short).
+ * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout (the query
+ * timeout plus 2 s); an unreachable database or an exhausted pool surfaces as {@link LockBackendException}. With the
+ * database down a call fails within the longer of the pool's own connection timeout (no connection comes) and the
+ * network timeout (a connection the call already has stops answering): keep the pool's timeout no longer than the
+ * network timeout. The best-effort release after a failed acquire runs on a thread of its own, never adding a second
+ * wait to the caller's.
  */
 public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 
@@ -104,6 +108,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private static final String DUPLICATE_KEY_STATE = "23505";
     private static final String DEADLOCK_STATE = "40001";
     private static final int ACQUIRE_ATTEMPTS = 3;
+    private static final int LATE_RELEASE_QUEUE = 1_000;
     private static final Executor DIRECT = Runnable::run;
 
     private final DataSource dataSource;
@@ -116,7 +121,14 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private final long idleRowRetentionMillis;
     private final PgReleaseNotices releaseNotices;
     private final ScheduledExecutorService cleaner;
+    /** One thread, started when needed, for the best-effort release after a failed acquire. */
+    private final ThreadPoolExecutor lateReleases;
     private final AtomicBoolean cleaning = new AtomicBoolean();
+    /**
+     * The token floor this backend raised before its first acquisition (see {@link #raiseTokenFloor}); on MySQL the
+     * least token a row it takes gets, elsewhere 0 once raised (the sequence carries it). Negative until raised.
+     */
+    private volatile long tokenFloor = -1;
     /** Cleared when the driver cannot set a network timeout (H2 in-process), so it is not asked again. */
     private volatile boolean networkTimeoutSupported = true;
 
@@ -132,6 +144,13 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         this.releaseNotices = dialect == JdbcDialect.POSTGRESQL && builder.releaseNotices && PgReleaseNotices.driverPresent()
                 ? new PgReleaseNotices(dataSource, this::channelOf, networkTimeoutMillis)
                 : null;
+        this.lateReleases = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(LATE_RELEASE_QUEUE),
+                task -> {
+                    Thread thread = new Thread(task, "dlock-jdbc-release");
+                    thread.setDaemon(true);
+                    return thread;
+                }, new ThreadPoolExecutor.DiscardPolicy());
+        lateReleases.allowCoreThreadTimeOut(true);
         if (builder.cleanupInterval.isZero()) {
             this.cleaner = null;
         } else {
@@ -171,7 +190,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 }
                 if (sent) {
                     // The statement may have run before its reply was lost; do not leave the key locked until the lease ends.
-                    releaseQuietly(key, owner);
+                    releaseSoon(key, owner);
                 }
                 throw failure("tryAcquire", key, e);
             }
@@ -190,6 +209,9 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     private AcquireResult acquireOnce(Connection connection, String key, String owner, long leaseMillis) throws SQLException {
+        if (tokenFloor < 0) {
+            raiseTokenFloor(connection);
+        }
         if (sql.counting != null) {
             return acquireCountingInTheRow(connection, key, owner, leaseMillis);
         }
@@ -222,6 +244,46 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
+     * Raises the sequence to the database's clock in microseconds if it is below, before this backend's first
+     * acquisition: every token after it is at least the clock at this backend's start, as Redis's tokens are, so a
+     * guard that accepted tokens from another store (or from this one before the floor) keeps accepting. The sequence
+     * only ever rises, so no token is lower than one issued before. On MySQL the clock read here is bound into every
+     * take and new row instead, above the row's own count and the floor table, which keep tokens increasing per key.
+     * Runs again when it failed (the acquisition fails with it); two threads may both run it, which changes nothing.
+     */
+    private void raiseTokenFloor(Connection connection) throws SQLException {
+        long floor = 0;
+        switch (dialect) {
+            case POSTGRESQL -> {
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet ignored = statement.executeQuery()) {
+                    // the answer is the new value, or nothing when the sequence was above the clock already
+                }
+            }
+            case MARIADB, H2 -> {
+                long next;
+                long clock;
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
+                    row.next();
+                    next = row.getLong(1);
+                    clock = row.getLong(2);
+                }
+                if (next < clock) {
+                    try (PreparedStatement statement = prepare(connection, sql.moveSequence(clock))) {
+                        statement.execute();
+                    }
+                }
+            }
+            case MYSQL -> {
+                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
+                    row.next();
+                    floor = row.getLong(1);
+                }
+            }
+        }
+        tokenFloor = floor;
+    }
+
+    /**
      * The MySQL token path: the key's existing row is taken by an UPDATE that adds one to its token under the
      * row's lock, and read back (MySQL has no {@code RETURNING}); a key without a row gets one in a transaction
      * that starts it above the floor (see {@link LockStatements.RowCounting}).
@@ -230,7 +292,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             throws SQLException {
         int matched;
         try (PreparedStatement statement = prepare(connection, sql.acquire)) {
-            sql.bindAcquire(statement, key, owner, leaseMillis);
+            sql.bindAcquire(statement, key, owner, leaseMillis, tokenFloor);
             matched = statement.executeUpdate();
         }
         // Both drivers count matched rows by default. One set to count changed rows answers 0 for a held row too;
@@ -252,7 +314,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                 floor = row.getLong(1);
             }
             try (PreparedStatement statement = prepare(connection, sql.counting.create())) {
-                sql.bindCreate(statement, key, owner, floor + 1, leaseMillis);
+                sql.bindCreate(statement, key, owner, Math.max(floor + 1, tokenFloor), leaseMillis, tokenFloor);
                 statement.executeUpdate();
             }
             return readBack(connection, sql.counting.lockedReadBack(), key, owner)
@@ -305,7 +367,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private Optional<AcquireResult> runAcquire(Connection connection, String key, String owner, long leaseMillis)
             throws SQLException {
         try (PreparedStatement statement = prepare(connection, sql.acquire)) {
-            sql.bindAcquire(statement, key, owner, leaseMillis);
+            sql.bindAcquire(statement, key, owner, leaseMillis, tokenFloor);
             try (ResultSet row = statement.executeQuery()) {
                 if (!row.next()) {
                     if (sql.remaining == null) {
@@ -380,12 +442,19 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
     }
 
-    private void releaseQuietly(String key, String owner) {
-        try (Connection connection = connection()) {
-            releaseOnce(connection, key, owner);
-        } catch (SQLException | RuntimeException e) {
-            log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
-        }
+    /**
+     * Releases {@code owner}'s row of {@code key} on the release thread, best effort. Not on the caller's thread: with
+     * the database down it would wait for the pool a second time, doubling how long a failed call takes. A release the
+     * queue has no room for is dropped: the engine releases the owner of a failed acquire again anyway.
+     */
+    private void releaseSoon(String key, String owner) {
+        lateReleases.execute(() -> {
+            try (Connection connection = connection()) {
+                releaseOnce(connection, key, owner);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("Best-effort release of key '{}' after a failed acquire also failed: {}", key, e.toString());
+            }
+        });
     }
 
     /**
@@ -630,7 +699,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         return table;
     }
 
-    /** Stops the notice thread (closing its connection) and the cleanup thread; the data source stays open. */
+    /** Stops the notice thread (closing its connection), the cleanup and the release threads; the data source stays open. */
     @Override
     public void close() {
         if (releaseNotices != null) {
@@ -639,6 +708,7 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         if (cleaner != null) {
             cleaner.shutdownNow();
         }
+        lateReleases.shutdownNow();
     }
 
     /** Who holds a key (the row's owner and the lease the database gives it) and an operator's forced release. */
@@ -699,39 +769,6 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private static void requirePositive(long value, String name) {
         if (value <= 0) {
             throw new IllegalArgumentException(name + " must be positive, got " + value);
-        }
-    }
-
-    /** Runs the dialect's DDL for {@code table}: the sequence (MySQL: the floor table), then the table, each only if missing. */
-    private static void applySchema(DataSource dataSource, JdbcDialect dialect, String table) {
-        String ddl = schemaDdl(dialect, table);
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
-            connection.setAutoCommit(true);
-            for (String part : ddl.split(";")) {
-                if (!part.isBlank()) {
-                    statement.execute(part.strip());
-                }
-            }
-        } catch (SQLException e) {
-            throw LockBackendException.storeFailure("createSchema failed for table " + table + " (" + dialect + ")", e);
-        }
-    }
-
-    /** The DDL of {@code dialect} for {@code table}, without comments, as shipped in {@link JdbcDialect#schemaResource()}. */
-    static String schemaDdl(JdbcDialect dialect, String table) {
-        try (InputStream in = JdbcLockBackend.class.getResourceAsStream(dialect.schemaResource())) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + dialect.schemaResource());
-            }
-            StringBuilder ddl = new StringBuilder();
-            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (!line.strip().startsWith("--")) {
-                    ddl.append(line).append('\n');
-                }
-            }
-            return ddl.toString().replace("${table}", table);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + dialect.schemaResource(), e);
         }
     }
 
@@ -796,8 +833,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
         }
 
         /**
-         * Whether {@link #build()} creates the sequence (MySQL: the floor table) and the lock table when missing
-         * (default false: apply the shipped DDL yourself).
+         * Whether {@link #build()} creates the sequence (MySQL: the floor table) and the lock table when missing, as
+         * {@link #applySchema()} does (default false: apply the shipped DDL yourself).
          */
         public Builder createSchema(boolean createSchema) {
             this.createSchema = createSchema;
@@ -855,11 +892,21 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
          * when asked. Throws {@link LockBackendException} when the database cannot be reached for either.
          */
         public JdbcLockBackend build() {
-            JdbcDialect chosen = dialect != null ? dialect : detectDialect(dataSource);
-            if (createSchema) {
-                applySchema(dataSource, chosen, tableName);
-            }
+            JdbcDialect chosen = createSchema ? applySchema() : dialect != null ? dialect : detectDialect(dataSource);
             return new JdbcLockBackend(this, chosen);
+        }
+
+        /**
+         * Creates the sequence (MySQL: the floor table) and the lock table now, each only if missing, without building
+         * a backend ({@link #build()} does the same with {@link #createSchema createSchema(true)}); returns the dialect,
+         * detected unless set. Instances that run it at once on one database all succeed: their creations are
+         * serialized by a lock of the database, and an attempt that still met another's creation runs again.
+         * Throws {@link LockBackendException} when the database cannot be reached or refuses the DDL.
+         */
+        public JdbcDialect applySchema() {
+            JdbcDialect chosen = dialect != null ? dialect : detectDialect(dataSource);
+            LockSchema.create(dataSource, chosen, tableName, (int) Math.max(1, queryTimeout.toSeconds()));
+            return chosen;
         }
     }
 }

@@ -50,6 +50,14 @@ final class LockStatements {
     final String ping;
     /** The statements of the token path without a sequence, on MySQL; null for the other dialects. */
     final RowCounting counting;
+    /**
+     * Raises the token sequence (MySQL: the floor) to the database's clock in microseconds when it is below, so that
+     * tokens start at the floor Redis's tokens have: PostgreSQL in one statement (no parameter); on MariaDB and H2 the
+     * statement reads the next value and the clock, and {@link #moveSequence} moves the sequence when it is below. On
+     * MySQL it reads the clock only, which the backend binds into every take ({@code GREATEST(token + 1, clock)}) and
+     * every new row's token: writing the floor row would wait for acquisitions that share-lock it.
+     */
+    final String raiseFloor;
     private final JdbcDialect dialect;
     private final String table;
 
@@ -65,6 +73,25 @@ final class LockStatements {
         this.sweep = sweep;
         this.ping = "SELECT 1 FROM " + table + " WHERE 1 = 0";
         this.counting = counting;
+        String sequence = table + SEQUENCE_SUFFIX;
+        String clock = clockMicros(dialect);
+        this.raiseFloor = switch (dialect) {
+            // setval can lower a sequence: it runs only while the sequence is below the clock, which it is by years.
+            case POSTGRESQL -> "SELECT setval('" + sequence + "', c.micros) FROM (SELECT " + clock + " AS micros) c"
+                    + " WHERE (SELECT last_value FROM " + sequence + ") < c.micros";
+            case MARIADB -> "SELECT NEXTVAL(" + sequence + "), " + clock;
+            case H2 -> "SELECT NEXT VALUE FOR " + sequence + ", " + clock;
+            case MYSQL -> "SELECT " + clock;
+        };
+    }
+
+    /**
+     * On MariaDB and H2, moves the sequence to {@code micros}, read above its next value by {@link #raiseFloor} (both take
+     * a number, not an expression; MariaDB's SETVAL never lowers a sequence).
+     */
+    String moveSequence(long micros) {
+        return dialect == JdbcDialect.MARIADB ? "SELECT SETVAL(" + table + SEQUENCE_SUFFIX + ", " + micros + ")"
+                : "ALTER SEQUENCE " + table + SEQUENCE_SUFFIX + " RESTART WITH " + micros;
     }
 
     /**
@@ -133,7 +160,8 @@ final class LockStatements {
                 String floorTable = table + FLOOR_SUFFIX;
                 String readBack = "SELECT owner, token, " + remaining + " FROM " + table + " WHERE lock_key = ?";
                 String free = "(owner IS NULL OR expires_at <= " + now + " OR owner = ?)";
-                String take = " token = IF(" + free + ", token + 1, token),"
+                // A row written before the floor was raised (an earlier version, another store's era) takes the floor.
+                String take = " token = IF(" + free + ", GREATEST(token + 1, ?), token),"
                         + " owner = IF(" + free + ", ?, owner),"
                         + " expires_at = IF(" + free + ", " + plusMillis(dialect, "?") + ", expires_at)";
                 yield new LockStatements(dialect, table,
@@ -168,8 +196,11 @@ final class LockStatements {
         };
     }
 
-    /** Binds key, owner and lease ms to {@link #acquire}, each where this dialect's statement needs it. */
-    void bindAcquire(PreparedStatement statement, String key, String owner, long leaseMillis) throws SQLException {
+    /**
+     * Binds key, owner and lease ms to {@link #acquire}, each where this dialect's statement needs it; on MySQL also the
+     * token floor this backend raised (the least token a row it takes gets).
+     */
+    void bindAcquire(PreparedStatement statement, String key, String owner, long leaseMillis, long floor) throws SQLException {
         switch (dialect) {
             case POSTGRESQL -> {
                 statement.setString(1, key);
@@ -186,8 +217,8 @@ final class LockStatements {
                 statement.setLong(6, leaseMillis);
             }
             case MYSQL -> {
-                bindTake(statement, 1, owner, leaseMillis);
-                statement.setString(6, key);
+                bindTake(statement, 1, owner, leaseMillis, floor);
+                statement.setString(7, key);
             }
             case H2 -> {
                 statement.setString(1, key);
@@ -197,21 +228,28 @@ final class LockStatements {
         }
     }
 
-    /** Binds key, owner, the new row's token and lease ms to {@link RowCounting#create}. */
-    void bindCreate(PreparedStatement statement, String key, String owner, long token, long leaseMillis) throws SQLException {
+    /** Binds key, owner, the new row's token and lease ms to {@link RowCounting#create}, and the take's as {@link #bindAcquire}. */
+    void bindCreate(PreparedStatement statement, String key, String owner, long token, long leaseMillis, long floor)
+            throws SQLException {
         statement.setString(1, key);
         statement.setString(2, owner);
         statement.setLong(3, token);
         statement.setLong(4, leaseMillis);
-        bindTake(statement, 5, owner, leaseMillis);
+        bindTake(statement, 5, owner, leaseMillis, floor);
     }
 
-    /** The MySQL take's parameters from {@code first} on: the owner in the three conditions and as the value, then the lease. */
-    private static void bindTake(PreparedStatement statement, int first, String owner, long leaseMillis) throws SQLException {
-        for (int parameter = first; parameter < first + 4; parameter++) {
+    /**
+     * The MySQL take's parameters from {@code first} on: the owner in the token's condition, the floor, the owner in
+     * the other two conditions and as the value, then the lease.
+     */
+    private static void bindTake(PreparedStatement statement, int first, String owner, long leaseMillis, long floor)
+            throws SQLException {
+        statement.setString(first, owner);
+        statement.setLong(first + 1, floor);
+        for (int parameter = first + 2; parameter < first + 5; parameter++) {
             statement.setString(parameter, owner);
         }
-        statement.setLong(first + 4, leaseMillis);
+        statement.setLong(first + 5, leaseMillis);
     }
 
     /** Extends {@code size} leases of {@code leaseMillis} in one statement. Parameters: lease ms, then key and owner per lease. */
@@ -240,6 +278,15 @@ final class LockStatements {
             keys.add("?");
         }
         return "SELECT lock_key, owner, expires_at > " + now(dialect) + " FROM " + table + " WHERE lock_key IN " + keys;
+    }
+
+    /** The database's clock in microseconds since the epoch (UTC), the scale of Redis's tokens. */
+    static String clockMicros(JdbcDialect dialect) {
+        return switch (dialect) {
+            case POSTGRESQL -> "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)";
+            case MARIADB, MYSQL -> "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))";
+            case H2 -> "DATEDIFF(MICROSECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00', CURRENT_TIMESTAMP)";
+        };
     }
 
     /** The database's current time: the real time at the statement, never the JVM's. */

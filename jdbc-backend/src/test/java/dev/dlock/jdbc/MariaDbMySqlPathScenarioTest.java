@@ -55,7 +55,7 @@ class MariaDbMySqlPathScenarioTest {
                     + " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'SEQUENCE'", null)).longValue())
                     .as("sequences created by createSchema(true)").isZero();
         }
-        assertThat(JdbcLockBackend.schemaDdl(JdbcDialect.valueOf("MYSQL"), "dlock_locks")).doesNotContainIgnoringCase("SEQUENCE");
+        assertThat(LockSchema.ddl(JdbcDialect.valueOf("MYSQL"), "dlock_locks")).doesNotContainIgnoringCase("SEQUENCE");
     }
 
     /**

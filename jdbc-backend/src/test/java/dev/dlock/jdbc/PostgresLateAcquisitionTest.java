@@ -30,6 +30,7 @@ class PostgresLateAcquisitionTest {
     /** One renewal period (3 s) and as much again for a loaded machine; the old behaviour took the whole 9 s. */
     private static final Duration FREED_WITHIN = Duration.ofSeconds(6);
     private static final String OWNER_OF = "SELECT owner FROM dlock_locks WHERE lock_key = ?";
+    private static final String TOKEN_OF = "SELECT token FROM dlock_locks WHERE lock_key = ?";
 
     private static PostgresServer postgres;
 
@@ -70,8 +71,13 @@ class PostgresLateAcquisitionTest {
             assertThat(queryValue(admin, OWNER_OF, key)).as("the statement has not reached PostgreSQL when its acquisition failed")
                     .isNull();
 
+            Object tokenBefore = queryValue(admin, TOKEN_OF, key);
+
             proxy.release();
-            awaitTrue(Duration.ofSeconds(10), "the held statement took the key's row", () -> queryValue(admin, OWNER_OF, key) != null);
+            // Seen by the row's token, which the statement raised: the best-effort release of the failed acquisition runs
+            // on a thread of its own and may land just after the statement, freeing the row before a look at its owner.
+            awaitTrue(Duration.ofSeconds(10), "the held statement took the key's row",
+                    () -> !tokenBefore.equals(queryValue(admin, TOKEN_OF, key)));
             long landedAt = System.nanoTime();
             Object orphan = queryValue(admin, OWNER_OF, key);
 

@@ -97,6 +97,26 @@ public final class PostgresServer implements AutoCloseable {
         pgCtl("-m", "immediate", "stop");
     }
 
+    /**
+     * Sends {@code signal} ({@code STOP} or {@code CONT}) to every process of this server: the postmaster and its
+     * children, so that the connections already open stop answering too, or answer again.
+     */
+    public void signalAll(String signal) {
+        long postmaster;
+        try {
+            postmaster = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the postmaster's pid", e);
+        }
+        ProcessHandle.of(postmaster).ifPresent(process -> {
+            List<Long> pids = new ArrayList<>(process.descendants().map(ProcessHandle::pid).toList());
+            pids.add(0, postmaster);
+            for (long pid : pids) {
+                ServerProcesses.signal(signal, pid);
+            }
+        });
+    }
+
     /** Starts the server again on the same port and data (after crash recovery). */
     public void launch() {
         pgCtl("-l", directory.resolve("postgres.log").toString(), "-w", "-t", "60", "-o",

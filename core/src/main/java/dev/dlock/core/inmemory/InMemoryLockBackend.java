@@ -1,6 +1,7 @@
 package dev.dlock.core.inmemory;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.FencingTokens;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
@@ -94,8 +95,11 @@ public final class InMemoryLockBackend implements LockBackend {
      */
     private final ConcurrentHashMap<String, Shares> readWrite = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Shares> permits = new ConcurrentHashMap<>();
-    /** One counter for every key: strictly increasing per key even after a key's record was forgotten. */
-    private final AtomicLong lastToken = new AtomicLong();
+    /**
+     * One counter for every key: strictly increasing per key even after a key's record was forgotten; it starts at this
+     * JVM's clock in microseconds, the floor Redis's and the JDBC store's tokens start at (see {@link FencingTokens}).
+     */
+    private final AtomicLong lastToken = new AtomicLong(FencingTokens.clockFloorMicros());
     private final Notices notices = new Notices();
     private final Inspection inspection = new Inspection();
     private final AtomicBoolean sweeping = new AtomicBoolean();

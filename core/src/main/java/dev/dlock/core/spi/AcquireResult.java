@@ -10,6 +10,9 @@ public sealed interface AcquireResult {
      * the promoted node's clock is not behind the old master's by more than the time between the
      * key's last acquisition there and its first on the promoted node).
      *
+     * <p>A store that can starts its tokens at its clock in microseconds ({@link FencingTokens}): Redis, JDBC and the
+     * in-memory store do, so a guard's accepted tokens stay below the next store's when the lock store changes.
+     *
      * <p>Or {@link #TOKEN_ON_REQUEST}: the store took the key without issuing a token, and issues one only when
      * the holder first asks ({@link LockBackend#issueFencingToken}). Such a token obeys the same rule.
      */

@@ -42,6 +42,18 @@ open class Loader {
     }
 }
 
+/** A Kotlin bean whose locked function is not `open`: Kotlin makes it final, so a Spring proxy cannot lock it. */
+open class Reports {
+    @DistributedLock(name = "reports", key = "#id")
+    fun export(id: String): String = id
+}
+
+/** A Kotlin bean that is not `open` at all: a final class, which Spring cannot subclass for its proxy. */
+class Ledger {
+    @DistributedLock(name = "ledger", key = "#id")
+    fun post(id: String): String = id
+}
+
 @Configuration(proxyBeanMethods = false)
 @EnableDistributedLocks
 @EnableAspectJAutoProxy(proxyTargetClass = true)
@@ -60,6 +72,18 @@ open class Counting {
 open class Loading {
     @Bean
     open fun loader() = Loader()
+}
+
+@Configuration(proxyBeanMethods = false)
+open class Reporting {
+    @Bean
+    open fun reports() = Reports()
+}
+
+@Configuration(proxyBeanMethods = false)
+open class Posting {
+    @Bean
+    open fun ledger() = Ledger()
 }
 
 /**
@@ -84,6 +108,24 @@ class KotlinBeansTest {
             assertThat(counter.detector.overlaps()).`as`("critical sections that overlapped").isZero()
             assertThat(counter.detector.counter()).isEqualTo(800)
         }
+    }
+
+    /** The function is final (not `open`): the start fails naming it, with the Kotlin way out. */
+    @Test
+    fun aLockedFunctionThatIsNotOpenFailsTheStartWithTheKotlinHint() {
+        assertThatThrownBy { AnnotationConfigApplicationContext(Locking::class.java, Reporting::class.java).close() }
+            .isInstanceOf(LockAnnotationException::class.java)
+            .hasMessageContaining("Reports.export(String)")
+            .hasMessageContaining("it is final")
+            .hasMessageContaining("declare it `open` or apply the kotlin-spring plugin")
+    }
+
+    /** The class is final too: Spring's proxy creation refuses it first, naming the class. */
+    @Test
+    fun aFinalKotlinClassFailsTheStartInSpringsProxyCreation() {
+        assertThatThrownBy { AnnotationConfigApplicationContext(Locking::class.java, Posting::class.java).close() }
+            .hasStackTraceContaining("Ledger")
+            .hasStackTraceContaining("final class")
     }
 
     @Test

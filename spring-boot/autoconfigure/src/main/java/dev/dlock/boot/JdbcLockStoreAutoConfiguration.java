@@ -15,8 +15,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Import;
 
 import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
@@ -27,6 +30,8 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
  * transaction). Runs after Boot's DataSource auto-configuration and before the store-neutral
  * {@link DistributedLockAutoConfiguration}, which builds the lock manager over it and, with
  * {@code dlock.verify-on-start}, has this configuration's check query the lock table once at startup.
+ * The store depends on database initialization in Boot's sense: it is built after Flyway, Liquibase and dlock's
+ * own {@link JdbcLockSchemaInitializer} ({@code dlock.jdbc.initialize-schema}) have run.
  */
 // Boot 4 and Boot 3.5 keep DataSourceAutoConfiguration in different packages; the line's own name is found, the other ignored.
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class,
@@ -36,13 +41,36 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 @ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
 @Conditional(StoreCondition.Jdbc.class)
 @EnableConfigurationProperties({DistributedLockProperties.class, JdbcStoreProperties.class})
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public class JdbcLockStoreAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStoreAutoConfiguration.class);
 
+    /**
+     * Creates the lock table at startup as {@code dlock.jdbc.initialize-schema} says (embedded, always, never), after
+     * Flyway and Liquibase; nothing when there is no single DataSource (the store reports that). Not made when the
+     * application defines its own store, whose table these settings do not describe.
+     */
+    @Bean
+    @ConditionalOnMissingBean({JdbcLockSchemaInitializer.class, LockBackend.class})
+    public JdbcLockSchemaInitializer dlockJdbcLockSchemaInitializer(ObjectProvider<DataSource> dataSources,
+                                                                    JdbcStoreProperties jdbc) {
+        warnIfDeprecatedCreateSchema(jdbc);
+        return new JdbcLockSchemaInitializer(dataSources.getIfUnique(), jdbc);
+    }
+
+    @SuppressWarnings("removal")
+    private static void warnIfDeprecatedCreateSchema(JdbcStoreProperties jdbc) {
+        if (jdbc.getCreateSchema() != null) {
+            log.warn("{}.create-schema is deprecated; use {}.initialize-schema={} (embedded, always or never)",
+                    JdbcStoreProperties.PREFIX, JdbcStoreProperties.PREFIX, jdbc.getCreateSchema() ? "always" : "never");
+        }
+    }
+
     /** The JDBC store over the application's only (or primary) DataSource; the DataSource is not closed by it. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
+    @DependsOnDatabaseInitialization
     public JdbcLockBackend dlockJdbcLockBackend(ObjectProvider<DataSource> dataSources, DistributedLockProperties properties,
                                                 JdbcStoreProperties jdbc) {
         DataSource dataSource = dataSources.getIfUnique();
@@ -54,7 +82,6 @@ public class JdbcLockStoreAutoConfiguration {
         JdbcLockBackend.Builder builder = JdbcLockBackend.builder(dataSource);
         String jdbcPrefix = JdbcStoreProperties.PREFIX;
         set(jdbcPrefix + ".table-name", () -> builder.tableName(jdbc.getTableName()));
-        builder.createSchema(jdbc.isCreateSchema());
         if (jdbc.getDialect() != null) {
             builder.dialect(jdbc.getDialect());
         }
@@ -66,21 +93,20 @@ public class JdbcLockStoreAutoConfiguration {
         try {
             backend = builder.build();
         } catch (LockBackendException e) {
-            throw new DistributedLockStartupException("dlock cannot prepare its lock table " + jdbc.getTableName()
-                    + " on the application's DataSource: " + rootMessage(e), "Check the DataSource's settings "
-                    + "(spring.datasource.url, username and password, or your DataSource bean)"
-                    + (jdbc.getDialect() == null ? "; to start without connecting, set " + jdbcPrefix
-                    + ".dialect (postgresql, mariadb or h2)" : "")
-                    + (jdbc.isCreateSchema() ? "; " + jdbcPrefix + ".create-schema=true needs a database user that may "
-                    + "create the table and its sequence" : "") + ".", e);
+            // Only the dialect's detection connects here: the schema is the initializer's.
+            throw new DistributedLockStartupException("dlock cannot connect to the application's DataSource to detect "
+                    + "the database of its lock table " + jdbc.getTableName() + ": " + rootMessage(e), "Check the "
+                    + "DataSource's settings (spring.datasource.url, username and password, or your DataSource bean); to "
+                    + "start without connecting, set " + jdbcPrefix + ".dialect (postgresql, mariadb, mysql or h2).", e);
         }
         log.info("dlock locks in table {} ({})", backend.tableName(), backend.dialect());
+        PoolTimeoutCheck.warnIfLonger(dataSource, jdbc.getQueryTimeout());
         return backend;
     }
 
     /**
      * dlock.verify-on-start for the JDBC store: one query on the lock table. A missing (or unreadable) table
-     * fails naming the shipped DDL and {@code dlock.jdbc.create-schema}; a database that cannot be reached,
+     * fails naming the shipped DDL and {@code dlock.jdbc.initialize-schema}; a database that cannot be reached,
      * the DataSource's settings.
      */
     @Bean
@@ -96,7 +122,7 @@ public class JdbcLockStoreAutoConfiguration {
                     return StoreStartupCheck.failed("dlock's lock table " + jdbc.tableName() + " is missing or cannot be read: "
                             + sql.getMessage(), "Create it with the DDL shipped in dlock-jdbc as "
                             + jdbc.dialect().schemaResource().substring(1) + " (with your migrations), or set "
-                            + JdbcStoreProperties.PREFIX + ".create-schema=true to create it at startup; "
+                            + JdbcStoreProperties.PREFIX + ".initialize-schema=always to create it at startup; "
                             + JdbcStoreProperties.PREFIX + ".table-name names the table.", e);
                 }
                 return StoreStartupCheck.failed("dlock cannot reach the database of the application's DataSource: "
@@ -107,7 +133,8 @@ public class JdbcLockStoreAutoConfiguration {
         };
     }
 
-    private static SQLException sqlCause(Throwable failure) {
+    /** The driver's SQLException behind {@code failure}, or null. */
+    static SQLException sqlCause(Throwable failure) {
         for (Throwable t = storeException(failure); t != null; t = t.getCause()) {
             if (t instanceof SQLException sql) {
                 return sql;
@@ -117,7 +144,7 @@ public class JdbcLockStoreAutoConfiguration {
     }
 
     /** The driver's own words: the deepest cause's message of the driver's exception, without the store's wording around it. */
-    private static String rootMessage(Throwable failure) {
+    static String rootMessage(Throwable failure) {
         Throwable root = storeException(failure);
         while (root.getCause() != null) {
             root = root.getCause();

@@ -5,6 +5,8 @@ import java.time.Duration;
 import dev.dlock.jdbc.JdbcDialect;
 import dev.dlock.jdbc.JdbcLockBackend;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
  * The {@code dlock.jdbc.*} settings of the JDBC lock store ({@code dlock.store=jdbc}); plain values,
@@ -19,8 +21,15 @@ public class JdbcStoreProperties {
     /** The lock table, optionally schema.table; its sequence is the table name plus _token_seq (MySQL: its floor table, plus _token_floor). */
     private String tableName = JdbcLockBackend.DEFAULT_TABLE_NAME;
 
-    /** Whether the sequence (MySQL: the floor table) and the lock table are created at startup when missing (off: apply the shipped DDL with your migrations). */
-    private boolean createSchema;
+    /**
+     * When the sequence (MySQL: the floor table) and the lock table are created at startup if missing, after Flyway and
+     * Liquibase: embedded (only on an embedded database such as in-memory H2), always, or never (apply the shipped DDL
+     * with your migrations).
+     */
+    private DatabaseInitializationMode initializeSchema;
+
+    /** Whether the schema is created at startup; deprecated: use initialize-schema (true: always, false: never). */
+    private Boolean createSchema;
 
     /** The database's dialect (postgresql, mariadb, mysql, h2); detected from the connection when not set; mysql forces the token path without a sequence, also on MariaDB. */
     private JdbcDialect dialect;
@@ -44,13 +53,36 @@ public class JdbcStoreProperties {
         this.tableName = tableName;
     }
 
-    /** Whether the schema is created at startup. */
-    public boolean isCreateSchema() {
+    /**
+     * When the schema is created at startup: {@code initialize-schema} when set, else the deprecated
+     * {@code create-schema} (true: always, false: never), else embedded.
+     */
+    public DatabaseInitializationMode getInitializeSchema() {
+        if (initializeSchema != null) {
+            return initializeSchema;
+        }
+        if (createSchema != null) {
+            return createSchema ? DatabaseInitializationMode.ALWAYS : DatabaseInitializationMode.NEVER;
+        }
+        return DatabaseInitializationMode.EMBEDDED;
+    }
+
+    /** Sets when the schema is created at startup. */
+    public void setInitializeSchema(DatabaseInitializationMode initializeSchema) {
+        this.initializeSchema = initializeSchema;
+    }
+
+    /** The deprecated switch, or null when not set; replaced by {@code dlock.jdbc.initialize-schema}. */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    @DeprecatedConfigurationProperty(replacement = "dlock.jdbc.initialize-schema", since = "0.1.0",
+            reason = "Spring Boot's initialize-schema convention: always for true, never for false")
+    public Boolean getCreateSchema() {
         return createSchema;
     }
 
-    /** Sets whether the schema is created at startup. */
-    public void setCreateSchema(boolean createSchema) {
+    /** Sets the deprecated switch; {@code dlock.jdbc.initialize-schema} wins when both are set. */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public void setCreateSchema(Boolean createSchema) {
         this.createSchema = createSchema;
     }
 

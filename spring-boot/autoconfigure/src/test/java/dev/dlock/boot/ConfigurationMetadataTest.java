@@ -109,6 +109,18 @@ class ConfigurationMetadataTest {
                 .contains("management.endpoint.dlock.access");
     }
 
+    /** The JDBC store's schema switch follows Boot's initialize-schema convention; the old switch points to it. */
+    @Test
+    void createSchemaIsDeprecatedForBootsInitializeSchemaConvention() throws Exception {
+        Map<String, Map<String, Object>> byName = dlockProperties().stream()
+                .collect(Collectors.toMap(p -> (String) p.get("name"), p -> p));
+        assertThat(byName.get("dlock.jdbc.initialize-schema").get("type"))
+                .isEqualTo("org.springframework.boot.sql.init.DatabaseInitializationMode");
+        assertThat(byName.get("dlock.jdbc.initialize-schema").get("defaultValue")).isEqualTo("embedded");
+        assertThat(byName.get("dlock.jdbc.create-schema").get("deprecation")).asString()
+                .contains("replacement=dlock.jdbc.initialize-schema");
+    }
+
     /** A default the store owns (not the properties class) is documented as the store's own value. */
     @Test
     void defaultsOfTheRedisStoreAreDocumentedAsItsOwn() throws Exception {

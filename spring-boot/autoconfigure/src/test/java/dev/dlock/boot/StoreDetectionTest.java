@@ -49,7 +49,7 @@ class StoreDetectionTest {
         runner.withClassLoader(new FilteredClassLoader("dev.dlock.redis.", "redis.clients.", "dev.dlock.zookeeper.", "org.apache.curator.",
                         "dev.dlock.memcached."))
                 .withUserConfiguration(H2Database.class)
-                .withPropertyValues("dlock.jdbc.create-schema=true")
+                .withPropertyValues("dlock.jdbc.initialize-schema=always")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(LockBackend.class)).isInstanceOf(JdbcLockBackend.class);

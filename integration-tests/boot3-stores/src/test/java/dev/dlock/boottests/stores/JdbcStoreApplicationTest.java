@@ -36,7 +36,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = LedgerApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
                 "dlock.store=jdbc",
-                "dlock.jdbc.create-schema=true",
                 "dlock.lease-time=2s",
                 "spring.datasource.url=" + JdbcStoreApplicationTest.URL,
                 "spring.datasource.username=ledger",
@@ -84,7 +83,7 @@ class JdbcStoreApplicationTest {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
                         JdbcLockStoreAutoConfiguration.class, DistributedLockAutoConfiguration.class))
-                .withPropertyValues("dlock.store=jdbc", "dlock.jdbc.create-schema=true", "spring.datasource.url=" + URL,
+                .withPropertyValues("dlock.store=jdbc", "dlock.jdbc.initialize-schema=always", "spring.datasource.url=" + URL,
                         "spring.datasource.username=ledger", "spring.datasource.password=" + wrongPassword)
                 .run(failed -> {
                     assertThat(failed).hasFailed();

@@ -27,10 +27,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class StoreStartupReportTest {
 
     @Test
-    void aMissingLockTableIsReportedWithTheDdlAndCreateSchema(CapturedOutput output) {
-        String report = failedStart(output, "dlock.store=jdbc", "spring.datasource.url=jdbc:h2:mem:no-lock-table;DB_CLOSE_DELAY=-1");
+    void aMissingLockTableIsReportedWithTheDdlAndInitializeSchema(CapturedOutput output) {
+        String report = failedStart(output, "dlock.store=jdbc", "dlock.jdbc.initialize-schema=never",
+                "spring.datasource.url=jdbc:h2:mem:no-lock-table;DB_CLOSE_DELAY=-1");
         assertThat(report).contains("dlock's lock table dlock_locks is missing or cannot be read")
-                .contains("schema-h2.sql").contains("dlock.jdbc.create-schema=true");
+                .contains("schema-h2.sql").contains("dlock.jdbc.initialize-schema=always");
     }
 
     @Test

@@ -14,7 +14,7 @@ import org.springframework.test.annotation.DirtiesContext;
  */
 @SpringBootTest(classes = {OrderApplication.class, PostgresDownWebTest.PostgresDataSource.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dlock.store=jdbc", "dlock.jdbc.create-schema=true"})
+        properties = {"dlock.store=jdbc", "dlock.jdbc.initialize-schema=always"})
 @DirtiesContext
 class PostgresDownWebTest extends StoreDownWebContract {
 

@@ -10,6 +10,9 @@ import dev.dlock.jdbc.PostgresServer;
 import org.h2.jdbcx.JdbcDataSource;
 import dev.dlock.jdbc.JdbcLockBackend;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -55,10 +58,11 @@ class JdbcLockStoreAutoConfigurationTest {
     /** dlock.verify-on-start (on by default): without the lock table the start fails saying how to create it. */
     @Test
     void aMissingLockTableFailsTheStartNamingTheWaysToCreateIt() {
-        runner.withBean(DataSource.class, () -> h2("no-lock-table")).run(context -> {
+        runner.withBean(DataSource.class, () -> h2("no-lock-table"))
+                .withPropertyValues("dlock.jdbc.initialize-schema=never").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).hasMessageContaining("dlock's lock table dlock_locks")
-                    .hasMessageContaining("dlock.jdbc.create-schema=true")
+                    .hasMessageContaining("dlock.jdbc.initialize-schema=always")
                     .hasMessageContaining("schema-h2.sql");
         });
     }
@@ -76,17 +80,17 @@ class JdbcLockStoreAutoConfigurationTest {
                         assertThat(context.getStartupFailure())
                                 .hasMessageContaining("dlock's lock table app_locks")
                                 .hasMessageContaining("relation \"app_locks\" does not exist")
-                                .hasMessageContaining("dlock.jdbc.create-schema=true")
+                                .hasMessageContaining("dlock.jdbc.initialize-schema=always")
                                 .hasMessageContaining("schema-postgresql.sql");
                     });
         }
     }
 
-    /** With the table created at startup (dlock.jdbc.create-schema=true) the check passes. */
+    /** With the table created at startup (dlock.jdbc.initialize-schema=always) the check passes. */
     @Test
     void theCheckPassesOnceTheSchemaIsCreated() {
         runner.withBean(DataSource.class, () -> h2("created-lock-table"))
-                .withPropertyValues("dlock.jdbc.create-schema=true")
+                .withPropertyValues("dlock.jdbc.initialize-schema=always")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 
@@ -94,7 +98,7 @@ class JdbcLockStoreAutoConfigurationTest {
     @Test
     void withVerifyOnStartOffAMissingTableFailsTheFirstLockInstead() {
         runner.withBean(DataSource.class, () -> h2("lazy-lock-table"))
-                .withPropertyValues("dlock.verify-on-start=false").run(context -> {
+                .withPropertyValues("dlock.verify-on-start=false", "dlock.jdbc.initialize-schema=never").run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThatThrownBy(() -> context.getBean(LockManager.class).acquire("first", Duration.ZERO))
                             .isInstanceOf(LockBackendException.class);
@@ -114,6 +118,34 @@ class JdbcLockStoreAutoConfigurationTest {
                 .withPropertyValues("dlock.jdbc.dialect=mysql", "dlock.verify-on-start=false")
                 .run(context -> assertThat(context).hasNotFailed().getBean(JdbcLockBackend.class)
                         .satisfies(backend -> assertThat(backend.dialect()).hasToString("MYSQL")));
+    }
+
+    /**
+     * Hikari's default connection timeout (30 s) would hold every locked call that long with the database down, where a
+     * lock statement is cut after the query timeout + 2 s: the start says so, naming the setting; a pool set to that
+     * bound or less is quiet.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aPoolThatWaitsLongerThanALockStatementIsWarnedAbout(CapturedOutput output) {
+        try (HikariDataSource slow = hikariOverH2("slow-pool", 30_000); HikariDataSource bounded = hikariOverH2("bounded-pool", 7_000)) {
+            runner.withBean(DataSource.class, () -> slow, definition -> definition.setDestroyMethodName(""))
+                    .withPropertyValues("dlock.verify-on-start=false").run(context -> assertThat(context).hasNotFailed());
+            assertThat(output.getOut()).contains("the DataSource's pool waits up to 30s for a connection")
+                    .contains("Set spring.datasource.hikari.connection-timeout to 7s or less");
+            int before = output.getOut().length();
+            runner.withBean(DataSource.class, () -> bounded, definition -> definition.setDestroyMethodName(""))
+                    .withPropertyValues("dlock.verify-on-start=false").run(context -> assertThat(context).hasNotFailed());
+            assertThat(output.getOut().substring(before)).contains("dlock locks in table")
+                    .doesNotContain("spring.datasource.hikari.connection-timeout");
+        }
+    }
+
+    private static HikariDataSource hikariOverH2(String name, long connectionTimeoutMillis) {
+        HikariDataSource pool = new HikariDataSource();
+        pool.setJdbcUrl("jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+        pool.setConnectionTimeout(connectionTimeoutMillis);
+        return pool;
     }
 
     /** A pool pointing where nothing listens; never connected, because validation fails first. */

@@ -25,13 +25,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A Boot application with a DataSource bean and {@code dlock.store=jdbc} runs its
  * {@code @DistributedLock} methods in PostgreSQL, on a server this test starts; the schema comes
- * from {@code dlock.jdbc.create-schema}, and no Redis client is created. (The DataSource is a bean
+ * from {@code dlock.jdbc.initialize-schema=always}, and no Redis client is created. (The DataSource is a bean
  * of the test rather than Boot's DataSource auto-configuration, which would then run in every other
  * test of this module too.)
  */
 @SpringBootTest(classes = {CounterApplication.class, JdbcStoreApplicationTest.PostgresDataSource.class}, properties = {
         "dlock.store=jdbc",
-        "dlock.jdbc.create-schema=true",
+        "dlock.jdbc.initialize-schema=always",
         "dlock.jdbc.table-name=app_locks"})
 class JdbcStoreApplicationTest {
 

@@ -97,8 +97,9 @@ class ScheduledJobTest {
     @Test
     void withoutItTheLaggingInstancesRunTheSameTickAgain() throws Exception {
         Runs runs = runOnThreeInstances(false);
+        // Some tick, not every one: on a loaded machine an instance may start (or lag) past the first complete tick.
         assertThat(completeTicks(runs)).as("runs per tick").isNotEmpty()
-                .allSatisfy((tick, instances) -> assertThat(instances).as("instances that ran tick " + tick).hasSizeGreaterThan(1));
+                .anySatisfy((tick, instances) -> assertThat(instances).as("instances that ran tick " + tick).hasSizeGreaterThan(1));
     }
 
     private static Runs runOnThreeInstances(boolean lockAtLeastFor) throws InterruptedException {

@@ -13,6 +13,7 @@ import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -93,7 +94,12 @@ class ZooKeeperLockBackendTest {
     }
 
     private List<String> queue() throws Exception {
-        return admin.checkExists().forPath(keyPath()) == null ? List.of() : admin.getChildren().forPath(keyPath());
+        try {
+            return admin.getChildren().forPath(keyPath());
+        } catch (KeeperException.NoNodeException e) {
+            // No key node (never created, or an empty container ZooKeeper reaped): nothing queued.
+            return List.of();
+        }
     }
 
     // ------------------------------------------------------------------ fencing

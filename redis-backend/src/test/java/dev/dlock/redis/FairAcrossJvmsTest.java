@@ -4,6 +4,7 @@ import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
+import dev.dlock.testkit.ChildJvm;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -57,9 +58,8 @@ class FairAcrossJvmsTest {
             // once all three JVMs queued: a JVM slow to start under load must not find the key free.
             locks.acquire(LockRequest.builder(key).kind(LockKind.FAIR).leaseTime(Duration.ofSeconds(120)).waitTime(Duration.ZERO).build());
             for (int jvm = 0; jvm < 3; jvm++) {
-                children.add(new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
-                        FairWaiter.class.getName(), redis.uri(), key, dir.resolve("jvm-" + jvm).toString())
-                        .redirectErrorStream(true).redirectOutput(dir.resolve("jvm-" + jvm + ".log").toFile()).start());
+                children.add(new ProcessBuilder(ChildJvm.command(FairWaiter.class, redis.uri(), key,
+                        dir.resolve("jvm-" + jvm).toString())).redirectErrorStream(true).redirectOutput(dir.resolve("jvm-" + jvm + ".log").toFile()).start());
                 // The next JVM starts only once this one has its place in the queue.
                 long queued = jvm + 1;
                 awaitTrue(Duration.ofSeconds(60), () -> admin.zcard(queue) >= queued);
@@ -91,11 +91,6 @@ class FairAcrossJvmsTest {
             assertThat(System.nanoTime()).as("condition within %s", timeout).isLessThan(end);
             TimeUnit.MILLISECONDS.sleep(10);
         }
-    }
-
-    private static String javaBinary() {
-        return ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
     /** The child: waits for the fair lock, writes its fencing token, holds briefly, releases. */

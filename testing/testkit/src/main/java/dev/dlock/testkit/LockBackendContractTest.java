@@ -289,9 +289,8 @@ public abstract class LockBackendContractTest {
         assumeTrue(sharedAcrossJvms(), "the store cannot be shared with another JVM");
         int childIterations = 400;
         Path childLog = dir.resolve("child.log");
-        Process child = new ProcessBuilder(javaBinary(), "-cp", System.getProperty("java.class.path"),
-                Contender.class.getName(), factory().getClass().getName(), connection(), key,
-                Integer.toString(childIterations), dir.toString())
+        Process child = new ProcessBuilder(ChildJvm.command(Contender.class,
+                factory().getClass().getName(), connection(), key, Integer.toString(childIterations), dir.toString()))
                 .redirectErrorStream(true).redirectOutput(childLog.toFile()).start();
         try {
             Contender contender = new Contender(dir);
@@ -999,11 +998,6 @@ public abstract class LockBackendContractTest {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
         }
-    }
-
-    private static String javaBinary() {
-        return ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
     private static LockListener renewals(AtomicInteger renewed) {

@@ -64,12 +64,10 @@ public final class OtherJvmHolder implements AutoCloseable {
      */
     public static OtherJvmHolder start(Class<? extends BackendFactory> factory, String connection, String key, LockKind kind,
                                        String instanceId, String holderThread, Duration leaseTime) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path status = Files.createTempFile("dlock-other-jvm-", ".status");
-        Process process = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), OtherJvmHolder.class.getName(),
-                factory.getName(), connection, key, kind.mode().name(), Integer.toString(kind.permits()), instanceId,
-                holderThread, Long.toString(leaseTime.toMillis()), status.toString())
-                .redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(ChildJvm.command(OtherJvmHolder.class, factory.getName(), connection, key,
+                kind.mode().name(), Integer.toString(kind.permits()), instanceId, holderThread,
+                Long.toString(leaseTime.toMillis()), status.toString())).redirectErrorStream(true).start();
         OtherJvmHolder holder = new OtherJvmHolder(process, status);
         if (!holder.awaitHeld(Duration.ofSeconds(60))) {
             holder.close();

@@ -6,50 +6,28 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.spi.LockBackend;
-import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.SharedRedis;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockingTaskExecutor;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The provider's contract on a real Redis; every instance has a client of its own. */
 class RedisDlockLockProviderTest extends DlockLockProviderContract {
 
-    private final Map<LockBackend, UnifiedJedis> clients = new ConcurrentHashMap<>();
-
     @Override
     protected LockBackend newBackend() {
-        return backend(SharedRedis.server());
-    }
-
-    private LockBackend backend(RedisServerProcess server) {
-        UnifiedJedis client = RedisClient.builder().hostAndPort(new HostAndPort(server.host(), server.port()))
-                .clientConfig(DefaultJedisClientConfig.builder().connectionTimeoutMillis(1000).socketTimeoutMillis(2000).build())
-                .build();
-        RedisLockBackend backend = RedisLockBackend.builder(client).build();
-        clients.put(backend, client);
-        return backend;
+        return TestStores.connect(SharedRedis.server().uri());
     }
 
     @Override
     protected void dispose(LockBackend backend) {
-        backend.close();
-        UnifiedJedis client = clients.remove(backend);
-        if (client != null) {
-            client.close();
-        }
+        TestStores.dispose(backend);
     }
 
     /**
@@ -63,7 +41,7 @@ class RedisDlockLockProviderTest extends DlockLockProviderContract {
         logged.start();
         logger.addAppender(logged);
         try (RedisServerProcess server = RedisServerProcess.start()) {
-            LockBackend backend = backend(server);
+            LockBackend backend = TestStores.connect(server.uri());
             try (LockManager locks = LockManager.builder(backend).shutdownGracePeriod(Duration.ZERO).build()) {
                 LockingTaskExecutor.TaskResult<String> result = new DefaultLockingTaskExecutor(new DlockLockProvider(locks))
                         .executeWithLock(() -> {

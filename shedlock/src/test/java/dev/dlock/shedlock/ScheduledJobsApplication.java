@@ -1,9 +1,6 @@
 package dev.dlock.shedlock;
 
 import dev.dlock.core.LockManager;
-import dev.dlock.core.spi.LockBackend;
-import dev.dlock.jdbc.JdbcBackendFactory;
-import dev.dlock.redis.RedisLockBackend;
 import net.javacrumbs.shedlock.core.LockAssert;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
@@ -13,11 +10,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.RedisClient;
 
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,8 +27,7 @@ import java.util.concurrent.CountDownLatch;
  * clock runs {@code lag} ms behind, as nodes' clocks do. Reports to a status file, one line each: {@code READY},
  * {@code TICK <slot> <fencing token>} (the slot is the scheduled second), {@code STUCK <epoch ms> <fencing token>}.
  *
- * <p>Arguments: {@code <store> <status file> <lag ms> <go file>}; the store is {@code redis://host:port} or a
- * {@link JdbcBackendFactory} connection string.
+ * <p>Arguments: {@code <store> <status file> <lag ms> <go file>}; the store as {@link TestStores#connect} takes it.
  */
 public class ScheduledJobsApplication {
 
@@ -45,7 +37,7 @@ public class ScheduledJobsApplication {
     public static void main(String[] args) throws Exception {
         String status = args[1];
         long lag = Long.parseLong(args[2]);
-        LockManager locks = LockManager.builder(backend(args[0])).build();
+        LockManager locks = LockManager.builder(TestStores.connect(args[0])).build();
         AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
         context.registerBean(LockProvider.class, () -> new DlockLockProvider(locks));
         context.registerBean("taskScheduler", ThreadPoolTaskScheduler.class, () -> {
@@ -59,17 +51,6 @@ public class ScheduledJobsApplication {
         context.refresh();
         report(status, "READY");
         new CountDownLatch(1).await();
-    }
-
-    private static LockBackend backend(String store) {
-        if (!store.startsWith("redis://")) {
-            return new JdbcBackendFactory().create(store);
-        }
-        URI uri = URI.create(store);
-        RedisClient client = RedisClient.builder().hostAndPort(new HostAndPort(uri.getHost(), uri.getPort()))
-                .clientConfig(DefaultJedisClientConfig.builder().connectionTimeoutMillis(1000).socketTimeoutMillis(2000).build())
-                .build();
-        return RedisLockBackend.builder(client).build();
     }
 
     /** Spring's scheduling and ShedLock's, as an application enables them. */

@@ -76,7 +76,7 @@ class ReleaseReadinessTest {
         assertThat(folders).as("top-level folders (docs/modules.md)").containsExactlyInAnyOrder("annotations", "core",
                 "aspect-runtime", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend", "spring-boot",
                 "testing", "integration-tests", "examples", "benchmarks", "bom", "docs",
-                "shedlock");
+                "shedlock", "spring-integration");
 
         for (String store : List.of("core", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend")) {
             NodeList dependencies = parse(ROOT.resolve(store).resolve("pom.xml")).getElementsByTagName("dependency");

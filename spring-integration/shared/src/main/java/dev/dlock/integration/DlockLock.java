@@ -308,7 +308,7 @@ public final class DlockLock implements LineLock {
         long deadline = System.nanoTime() + (forever ? 0 : waitNanos);
         while (true) {
             long remaining = forever ? WAIT_CHUNK_NANOS : Math.max(0, deadline - System.nanoTime());
-            LockRequest request = LockRequest.builder(storeKey).name(registry.registryKey)
+            LockRequest request = LockRequest.builder(storeKey).name(registry.registryKey).callSite(registry.callSite)
                     .waitTime(Duration.ofNanos(Math.min(remaining, WAIT_CHUNK_NANOS))).leaseTime(ttl).build();
             LockHandle handle;
             try {

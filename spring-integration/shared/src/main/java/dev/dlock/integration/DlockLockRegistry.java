@@ -31,6 +31,8 @@ public final class DlockLockRegistry implements LineLockRegistry {
 
     final LockManager locks;
     final String registryKey;
+    /** Who takes the locks, in dlock's lock-order warnings (a walk of the stack would name this module's own frame). */
+    final String callSite;
     /** The holds in progress, one per key and locking thread (a lost hold stays until its thread unlocks it). */
     private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
 
@@ -49,6 +51,7 @@ public final class DlockLockRegistry implements LineLockRegistry {
             throw new IllegalArgumentException("the registry key must not be blank");
         }
         this.registryKey = registryKey;
+        this.callSite = "LockRegistry '" + registryKey + "'";
     }
 
     /**

@@ -71,8 +71,10 @@ class LeaderElectionAcrossJvmsTest {
         first.endedAt = killedAt;
         Event granted = second.await("GRANTED");
         Duration failover = Duration.ofMillis(granted.at() - killedAt);
+        // The key has at most one lease left at the kill, and the follower asks every heartbeat (0.5 s); the rest is
+        // slack for a loaded machine. The default registries' own bound would be their expiry (60 s on Redis).
         assertThat(failover).as("from SIGKILL of the leader to the next grant (lease %s)", LEASE)
-                .isLessThan(LEASE.multipliedBy(2).plusSeconds(1));
+                .isLessThan(LEASE.multipliedBy(3));
         long secondEpoch = granted.token();
         assertThat(secondEpoch).as("the new leader's epoch").isGreaterThan(firstEpoch);
 

@@ -1,5 +1,6 @@
 package dev.dlock.integration;
 
+import dev.dlock.testkit.ChildJvm;
 import dev.dlock.testkit.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -154,10 +155,8 @@ class LeaderElectionAcrossJvmsTest {
     private Candidate start(String name) throws IOException {
         Path status = Files.createTempFile("dlock-leader-" + name + "-", ".status");
         Path output = Files.createTempFile("dlock-leader-" + name + "-", ".log");
-        Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                LeaderChild.class.getName(), redis.server().host(), Integer.toString(redis.server().port()), name,
-                Long.toString(LEASE.toMillis()), status.toString())
+        Process process = new ProcessBuilder(ChildJvm.command(LeaderChild.class, redis.server().host(),
+                Integer.toString(redis.server().port()), name, Long.toString(LEASE.toMillis()), status.toString()))
                 .redirectErrorStream(true).redirectOutput(output.toFile()).start();
         Candidate candidate = new Candidate(name, process, status, output);
         candidates.add(candidate);

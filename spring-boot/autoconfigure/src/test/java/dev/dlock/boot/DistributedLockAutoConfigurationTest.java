@@ -120,7 +120,8 @@ class DistributedLockAutoConfigurationTest {
     @Test
     void healthIsDownWhileTheWatchdogIsStalledOnASuspendedStore() {
         try (RedisServerProcess own = RedisServerProcess.start()) {
-            runner.withPropertyValues("dlock.redis.url=" + own.uri(), "dlock.lease-time=300ms", "dlock.redis.timeout=10s")
+            // 2 s: a 300 ms lease ran out before its first renewal at a load of 22, and was then never renewed.
+            runner.withPropertyValues("dlock.redis.url=" + own.uri(), "dlock.lease-time=2s", "dlock.redis.timeout=10s")
                     .run(context -> {
                         LockManager locks = context.getBean(LockManager.class);
                         LockStoreHealthIndicator indicator = context.getBean(LockStoreHealthIndicator.class);
@@ -139,7 +140,7 @@ class DistributedLockAutoConfigurationTest {
                             // (before the suspension): resumed earlier, the store may still hold the key, and the next
                             // renewal would rightly keep it. So stay suspended until the store's own expiry has passed.
                             awaitCondition("the key's lease to have run out in the store", () ->
-                                    System.nanoTime() - suspendedAt > Duration.ofMillis(300 + 50).toNanos());
+                                    System.nanoTime() - suspendedAt > Duration.ofMillis(2_000 + 50).toNanos());
                             assertThat(own.isSuspended()).isTrue();
                         } finally {
                             own.resume();
@@ -151,7 +152,7 @@ class DistributedLockAutoConfigurationTest {
     }
 
     private static void awaitCondition(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!condition.getAsBoolean()) {
             assertThat(System.nanoTime()).as("waiting for %s", what).isLessThan(deadline);
             Thread.sleep(20);

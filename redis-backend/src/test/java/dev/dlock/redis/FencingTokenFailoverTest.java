@@ -13,6 +13,7 @@ import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
@@ -22,7 +23,8 @@ import redis.clients.jedis.RedisClient;
 /**
  * Fencing tokens stay strictly increasing when the counter a node holds is stale: rolled back by
  * hand, or on a replica promoted before it received the master's last acquisitions. The tokens are issued on
- * request, as a holder that reads its token gets it.
+ * request, as a holder that reads its token gets it, or with the acquisition and the local hand-off, as a holder that
+ * said it reads its token gets it.
  */
 class FencingTokenFailoverTest {
 
@@ -76,6 +78,59 @@ class FencingTokenFailoverTest {
                         .isGreaterThan(Collections.max(issued));
             }
         }
+    }
+
+    @Test
+    void tokensIssuedWithTheAcquisitionAndTheHandOffRiseAcrossAFailoverToAReplicaThatMissedTheLastOnes() {
+        try (RedisServerProcess master = RedisServerProcess.start();
+             RedisServerProcess replica = RedisServerProcess.start(
+                     List.of("--replicaof", master.host(), Integer.toString(master.port())));
+             RedisClient masterClient = RedisTestSupport.client(master);
+             RedisClient replicaClient = RedisTestSupport.client(replica);
+             RedisLockBackend onMaster = RedisLockBackend.builder(masterClient).build();
+             Jedis masterAdmin = master.admin();
+             Jedis replicaAdmin = replica.admin()) {
+            String key = "failover-fenced-hold";
+            String counter = KEYS.counterKey(key);
+            await("the replica linked to the master", BOUND,
+                    () -> replicaAdmin.info("replication").contains("master_link_status:up"));
+            List<Long> issued = new ArrayList<>(acquireHandOffAndRelease(onMaster, key, "replicated", 2));
+            await("the replica holding the master's counter", BOUND,
+                    () -> Objects.equals(replicaAdmin.get(counter), masterAdmin.get(counter)));
+
+            replicaAdmin.replicaofNoOne();
+            issued.addAll(acquireHandOffAndRelease(onMaster, key, "missed", 3));
+            assertThat(replicaAdmin.get(counter)).as("the promoted node's counter is stale")
+                    .isNotEqualTo(masterAdmin.get(counter));
+
+            try (RedisLockBackend onPromoted = RedisLockBackend.builder(replicaClient).build()) {
+                List<Long> after = acquireHandOffAndRelease(onPromoted, key, "after-failover", 1);
+                assertThat(after.get(0)).as("first token on the promoted node, with the acquisition; issued on the old master: %s",
+                        issued).isGreaterThan(Collections.max(issued));
+                assertThat(after.get(1)).as("then with the hand-off").isGreaterThan(after.get(0));
+            }
+        }
+    }
+
+    /**
+     * Takes {@code key} {@code times} times with owners {@code ownerPrefix-i}, the token issued with the acquisition, passes
+     * it to a next local holder with that holder's token issued in the hand-off, and releases; returns the tokens in turn.
+     */
+    private static List<Long> acquireHandOffAndRelease(RedisLockBackend backend, String key, String ownerPrefix, int times) {
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < times; i++) {
+            String owner = ownerPrefix + "-" + i;
+            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, 10_000, true);
+            assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+            tokens.add(((AcquireResult.Acquired) result).fencingToken());
+            HandOffResult passed = backend.handOff(key, owner, owner + "-next", 0, true);
+            assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
+            long token = ((HandOffResult.Passed) passed).fencingToken();
+            tokens.add(token);
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, owner + "-next", token)).isEqualTo(ReleaseResult.RELEASED);
+        }
+        assertThat(tokens).isSorted().doesNotHaveDuplicates().allMatch(token -> token > 0);
+        return tokens;
     }
 
     /** Acquires, asks for the token and releases {@code key} {@code times} times with owners {@code ownerPrefix-i}; returns the tokens. */

@@ -108,23 +108,21 @@ class FencedHoldTest {
 
     @Test
     void aFencedAcquisitionIssuesItsTokenOnlyWhenItTakesTheKey() {
-        try (RedisClient client = RedisTestSupport.client(redis.server());
-             RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             Jedis admin = redis.server().admin()) {
+        try (Store store = new Store()) {
             String counter = KEYS.counterKey("taken");
-            long token = acquired(backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "a", 30_000, true));
+            long token = acquired(store.backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "a", 30_000, true));
             assertThat(token).as("the token of a fenced acquisition").isPositive();
-            assertThat(admin.get(counter)).isEqualTo(Long.toString(token));
-            assertThat(admin.get(KEYS.lockKey("taken"))).as("the key names the owner").isEqualTo("a");
+            assertThat(store.admin.get(counter)).isEqualTo(Long.toString(token));
+            assertThat(store.admin.get(KEYS.lockKey("taken"))).as("the key names the owner").isEqualTo("a");
 
-            assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "b", 30_000, true)).as("another owner's fenced attempt")
+            assertThat(store.backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "b", 30_000, true)).as("another owner's fenced attempt")
                     .isInstanceOf(AcquireResult.Held.class);
-            assertThat(admin.get(counter)).as("the counter after a refused attempt").isEqualTo(Long.toString(token));
+            assertThat(store.admin.get(counter)).as("the counter after a refused attempt").isEqualTo(Long.toString(token));
 
-            long again = acquired(backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "a", 30_000, true));
+            long again = acquired(store.backend.tryAcquire(LockKind.EXCLUSIVE, "taken", "a", 30_000, true));
             assertThat(again).as("the same acquisition repeated (a client retry): still the owner's, a larger token")
                     .isGreaterThan(token);
-            assertThat(backend.release(LockKind.EXCLUSIVE, "taken", "a", again)).isEqualTo(ReleaseResult.RELEASED);
+            assertThat(store.backend.release(LockKind.EXCLUSIVE, "taken", "a", again)).isEqualTo(ReleaseResult.RELEASED);
         }
     }
 
@@ -135,43 +133,55 @@ class FencedHoldTest {
      */
     @Test
     void aFencedHandOffIssuesTheNextHoldersTokenOnlyForALeaseStillHeld() {
-        try (RedisClient client = RedisTestSupport.client(redis.server());
-             RedisLockBackend backend = RedisLockBackend.builder(client).build();
-             Jedis admin = redis.server().admin()) {
+        try (Store store = new Store()) {
             String counter = KEYS.counterKey("handed");
-            long first = acquired(backend.tryAcquire(LockKind.EXCLUSIVE, "handed", "jvm-a", 30_000, true));
-            long next = passed(backend.handOff("handed", "jvm-a", "jvm-a-2", 0, true));
+            long first = acquired(store.backend.tryAcquire(LockKind.EXCLUSIVE, "handed", "jvm-a", 30_000, true));
+            long next = passed(store.backend.handOff("handed", "jvm-a", "jvm-a-2", 0, true));
             assertThat(next).as("the next holder's token, issued by the hand-off").isGreaterThan(first);
-            assertThat(admin.get(counter)).isEqualTo(Long.toString(next));
-            assertThat(admin.get(KEYS.lockKey("handed"))).as("the key names the next holder").isEqualTo("jvm-a-2");
+            assertThat(store.admin.get(counter)).isEqualTo(Long.toString(next));
+            assertThat(store.admin.get(KEYS.lockKey("handed"))).as("the key names the next holder").isEqualTo("jvm-a-2");
 
-            assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, "handed", "jvm-a")).as("the previous holder's late issuance")
+            assertThat(store.backend.issueFencingToken(LockKind.EXCLUSIVE, "handed", "jvm-a")).as("the previous holder's late issuance")
                     .isEmpty();
-            assertThat(backend.renew(List.of(new LeaseRenewal("handed", "jvm-a", 900, LockKind.EXCLUSIVE))))
+            assertThat(store.backend.renew(List.of(new LeaseRenewal("handed", "jvm-a", 900, LockKind.EXCLUSIVE))))
                     .as("the previous holder's late renewal").containsExactly(RenewalResult.TAKEN);
-            assertThat(backend.release(LockKind.EXCLUSIVE, "handed", "jvm-a", first)).as("the previous holder's late release")
+            assertThat(store.backend.release(LockKind.EXCLUSIVE, "handed", "jvm-a", first)).as("the previous holder's late release")
                     .isEqualTo(ReleaseResult.NOT_OWNER);
-            assertThat(admin.pttl(KEYS.lockKey("handed"))).as("the next holder's lease, untouched").isGreaterThan(20_000L);
+            assertThat(store.admin.pttl(KEYS.lockKey("handed"))).as("the next holder's lease, untouched").isGreaterThan(20_000L);
 
-            assertThat(passed(backend.handOff("handed", "jvm-a", "jvm-a-2", 0, true))).as("the same hand-off repeated")
+            assertThat(passed(store.backend.handOff("handed", "jvm-a", "jvm-a-2", 0, true))).as("the same hand-off repeated")
                     .isEqualTo(AcquireResult.Acquired.TOKEN_ON_REQUEST);
-            assertThat(admin.get(counter)).as("the counter after the repeat").isEqualTo(Long.toString(next));
+            assertThat(store.admin.get(counter)).as("the counter after the repeat").isEqualTo(Long.toString(next));
 
             // The next holder's lease is lost: another owner took the key after it ran out.
-            admin.del(KEYS.lockKey("handed"));
-            long theirs = acquired(backend.tryAcquire(LockKind.EXCLUSIVE, "handed", "jvm-b", 30_000, true));
-            assertThat(backend.handOff("handed", "jvm-a-2", "jvm-a-3", 0, true)).as("a hand-off of the lost lease")
+            store.admin.del(KEYS.lockKey("handed"));
+            long theirs = acquired(store.backend.tryAcquire(LockKind.EXCLUSIVE, "handed", "jvm-b", 30_000, true));
+            assertThat(store.backend.handOff("handed", "jvm-a-2", "jvm-a-3", 0, true)).as("a hand-off of the lost lease")
                     .isEqualTo(HandOffResult.NOT_HELD);
-            assertThat(admin.get(counter)).as("no token issued for the lost lease").isEqualTo(Long.toString(theirs));
-            assertThat(admin.get(KEYS.lockKey("handed"))).isEqualTo("jvm-b");
+            assertThat(store.admin.get(counter)).as("no token issued for the lost lease").isEqualTo(Long.toString(theirs));
+            assertThat(store.admin.get(KEYS.lockKey("handed"))).isEqualTo("jvm-b");
 
             // A lease that ran out with nobody taking the key: still nothing passed on, nothing issued.
-            admin.del(KEYS.lockKey("handed"));
-            assertThat(backend.handOff("handed", "jvm-b", "jvm-b-2", 0, true)).isEqualTo(HandOffResult.NOT_HELD);
-            assertThat(admin.get(counter)).isEqualTo(Long.toString(theirs));
-            assertThat(admin.exists(KEYS.lockKey("handed"))).isFalse();
-            assertThat(backend.handOff("never-taken", "jvm-b", "jvm-b-2", 0, true)).isEqualTo(HandOffResult.NOT_HELD);
-            assertThat(admin.exists(KEYS.counterKey("never-taken"))).as("a counter for a key never taken").isFalse();
+            store.admin.del(KEYS.lockKey("handed"));
+            assertThat(store.backend.handOff("handed", "jvm-b", "jvm-b-2", 0, true)).isEqualTo(HandOffResult.NOT_HELD);
+            assertThat(store.admin.get(counter)).isEqualTo(Long.toString(theirs));
+            assertThat(store.admin.exists(KEYS.lockKey("handed"))).isFalse();
+            assertThat(store.backend.handOff("never-taken", "jvm-b", "jvm-b-2", 0, true)).isEqualTo(HandOffResult.NOT_HELD);
+            assertThat(store.admin.exists(KEYS.counterKey("never-taken"))).as("a counter for a key never taken").isFalse();
+        }
+    }
+
+    /** The backend over the test's Redis, straight (no proxy), and an admin connection to look at its keys. */
+    private static final class Store implements AutoCloseable {
+        final RedisClient client = RedisTestSupport.client(redis.server());
+        final RedisLockBackend backend = RedisLockBackend.builder(client).build();
+        final Jedis admin = redis.server().admin();
+
+        @Override
+        public void close() {
+            admin.close();
+            backend.close();
+            client.close();
         }
     }
 

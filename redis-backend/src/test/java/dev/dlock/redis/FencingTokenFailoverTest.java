@@ -50,6 +50,24 @@ class FencingTokenFailoverTest {
 
     @Test
     void aPromotedReplicaThatMissedTheLastAcquisitionsIssuesALargerTokenThanTheOldMaster() {
+        assertTokensRiseAcrossAFailover("failover-fence", FencingTokenFailoverTest::acquireAndRelease);
+    }
+
+    @Test
+    void tokensIssuedWithTheAcquisitionAndTheHandOffRiseAcrossAFailoverToAReplicaThatMissedTheLastOnes() {
+        assertTokensRiseAcrossAFailover("failover-fenced-hold", FencingTokenFailoverTest::acquireHandOffAndRelease);
+    }
+
+    /** How a test issues tokens: {@code times} holds of {@code key} by owners {@code ownerPrefix-i}; the tokens in turn. */
+    private interface Holds {
+        List<Long> run(RedisLockBackend backend, String key, String ownerPrefix, int times);
+    }
+
+    /**
+     * Tokens issued by {@code holds} on a master and replicated, then more only the master has (the replica was promoted
+     * before it got them): the promoted node's first token is above all of them.
+     */
+    private static void assertTokensRiseAcrossAFailover(String key, Holds holds) {
         try (RedisServerProcess master = RedisServerProcess.start();
              RedisServerProcess replica = RedisServerProcess.start(
                      List.of("--replicaof", master.host(), Integer.toString(master.port())));
@@ -58,56 +76,23 @@ class FencingTokenFailoverTest {
              RedisLockBackend onMaster = RedisLockBackend.builder(masterClient).build();
              Jedis masterAdmin = master.admin();
              Jedis replicaAdmin = replica.admin()) {
-            String key = "failover-fence";
             String counter = KEYS.counterKey(key);
             await("the replica linked to the master", BOUND,
                     () -> replicaAdmin.info("replication").contains("master_link_status:up"));
-            List<Long> issued = new ArrayList<>(acquireAndRelease(onMaster, key, "replicated", 3));
+            List<Long> issued = new ArrayList<>(holds.run(onMaster, key, "replicated", 3));
             await("the replica holding the master's counter", BOUND,
                     () -> Objects.equals(replicaAdmin.get(counter), masterAdmin.get(counter)));
 
             replicaAdmin.replicaofNoOne();
             // The promoted node no longer replicates: these acquisitions exist only on the old master.
-            issued.addAll(acquireAndRelease(onMaster, key, "missed", 3));
+            issued.addAll(holds.run(onMaster, key, "missed", 3));
             assertThat(replicaAdmin.get(counter)).as("the promoted node's counter is stale")
                     .isNotEqualTo(masterAdmin.get(counter));
 
             try (RedisLockBackend onPromoted = RedisLockBackend.builder(replicaClient).build()) {
-                long first = acquireAndRelease(onPromoted, key, "after-failover", 1).get(0);
+                long first = holds.run(onPromoted, key, "after-failover", 1).get(0);
                 assertThat(first).as("first token on the promoted node, issued on the old master: %s", issued)
                         .isGreaterThan(Collections.max(issued));
-            }
-        }
-    }
-
-    @Test
-    void tokensIssuedWithTheAcquisitionAndTheHandOffRiseAcrossAFailoverToAReplicaThatMissedTheLastOnes() {
-        try (RedisServerProcess master = RedisServerProcess.start();
-             RedisServerProcess replica = RedisServerProcess.start(
-                     List.of("--replicaof", master.host(), Integer.toString(master.port())));
-             RedisClient masterClient = RedisTestSupport.client(master);
-             RedisClient replicaClient = RedisTestSupport.client(replica);
-             RedisLockBackend onMaster = RedisLockBackend.builder(masterClient).build();
-             Jedis masterAdmin = master.admin();
-             Jedis replicaAdmin = replica.admin()) {
-            String key = "failover-fenced-hold";
-            String counter = KEYS.counterKey(key);
-            await("the replica linked to the master", BOUND,
-                    () -> replicaAdmin.info("replication").contains("master_link_status:up"));
-            List<Long> issued = new ArrayList<>(acquireHandOffAndRelease(onMaster, key, "replicated", 2));
-            await("the replica holding the master's counter", BOUND,
-                    () -> Objects.equals(replicaAdmin.get(counter), masterAdmin.get(counter)));
-
-            replicaAdmin.replicaofNoOne();
-            issued.addAll(acquireHandOffAndRelease(onMaster, key, "missed", 3));
-            assertThat(replicaAdmin.get(counter)).as("the promoted node's counter is stale")
-                    .isNotEqualTo(masterAdmin.get(counter));
-
-            try (RedisLockBackend onPromoted = RedisLockBackend.builder(replicaClient).build()) {
-                List<Long> after = acquireHandOffAndRelease(onPromoted, key, "after-failover", 1);
-                assertThat(after.get(0)).as("first token on the promoted node, with the acquisition; issued on the old master: %s",
-                        issued).isGreaterThan(Collections.max(issued));
-                assertThat(after.get(1)).as("then with the hand-off").isGreaterThan(after.get(0));
             }
         }
     }

@@ -86,6 +86,14 @@ public @interface DistributedLock {
      */
     boolean fair() default false;
 
+    /**
+     * Whether the method reads its fencing token ({@code LockContext.current().fencingToken()}, a fencing guard): the
+     * token is then issued with the acquisition, in the same store call, instead of one more round trip to Redis at the
+     * first read. The token is the same either way, and without this a method still gets one; the aspect also turns it
+     * on by itself for a method once a call of it has read its token.
+     */
+    boolean fencingToken() default false;
+
     /** SpEL; when it evaluates to false the method runs without a lock. Empty means always lock. */
     String condition() default "";
 

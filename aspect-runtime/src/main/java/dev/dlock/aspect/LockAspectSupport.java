@@ -212,7 +212,7 @@ public class LockAspectSupport {
 
     /** Runs the method with the {@link LockContext} bound; if it throws, releases everything and rethrows. */
     Object runLocked(Call call, List<LockHandle> held) throws Throwable {
-        LockContext context = LockContext.enter(call.operation().lockName(), held);
+        LockContext context = LockContext.enter(call.operation().lockName(), held, call.operation().tokenReads());
         try {
             return call.invocation().proceed();
         } catch (Throwable methodFailure) {
@@ -328,7 +328,8 @@ public class LockAspectSupport {
                 .lockAtLeastFor(operation.lockAtLeastFor())
                 .abortIf(abort)
                 .abortCheckInterval(abortCheckInterval)
-                .callSite(operation.callSite());
+                .callSite(operation.callSite())
+                .readsFencingToken(operation.tokenReads().wanted());
     }
 
     private BooleanSupplier abortCondition(Call call) {

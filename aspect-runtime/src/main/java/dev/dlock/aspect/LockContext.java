@@ -33,11 +33,14 @@ public final class LockContext {
     private final String lockName;
     private final List<LockHandle> handles;
     private final LockContext outer;
+    /** Told when the method reads a token, so that its later calls have it issued with the acquisition. */
+    private final LockOperation.TokenReads tokenReads;
 
-    private LockContext(String lockName, List<LockHandle> handles, LockContext outer) {
+    private LockContext(String lockName, List<LockHandle> handles, LockContext outer, LockOperation.TokenReads tokenReads) {
         this.lockName = lockName;
         this.handles = handles;
         this.outer = outer;
+        this.tokenReads = tokenReads;
     }
 
     /**
@@ -59,8 +62,8 @@ public final class LockContext {
         return Optional.ofNullable(CURRENT.get());
     }
 
-    static LockContext enter(String lockName, List<LockHandle> handles) {
-        LockContext context = new LockContext(lockName, handles, CURRENT.get());
+    static LockContext enter(String lockName, List<LockHandle> handles, LockOperation.TokenReads tokenReads) {
+        LockContext context = new LockContext(lockName, handles, CURRENT.get(), tokenReads);
         CURRENT.set(context);
         return context;
     }
@@ -92,13 +95,18 @@ public final class LockContext {
         return Collections.unmodifiableList(keys);
     }
 
-    /** The fencing token of {@link #key()}: larger than every token issued before for that key. */
+    /**
+     * The fencing token of {@link #key()}: larger than every token issued before for that key. The method's later calls
+     * have it issued with their acquisition (as {@code @DistributedLock(fencingToken = true)} does from the first).
+     */
     public long fencingToken() {
+        tokenReads.seen();
         return handles.get(0).fencingToken();
     }
 
     /** The fencing token of every locked key, in acquisition order. */
     public Map<String, Long> fencingTokens() {
+        tokenReads.seen();
         Map<String, Long> tokens = new LinkedHashMap<>();
         for (LockHandle handle : handles) {
             tokens.put(handle.key(), handle.fencingToken());

@@ -31,12 +31,40 @@ import java.util.List;
  * @param resultKind        how the return value is treated
  * @param emptyResult       what SKIP returns (for async kinds: what the completed stage holds)
  * @param callSite          {@code OrderService.transfer(..)}: who takes the lock, in lock-order warnings
+ * @param tokenReads        whether calls read their fencing token: declared, or seen in an earlier call
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
-                     ResultKind resultKind, EmptyResult emptyResult, String callSite) {
+                     ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads) {
+
+    /**
+     * Whether the method's calls read their fencing token, so that its acquisitions ask the store to issue it at once
+     * ({@code LockRequest.readsFencingToken}): declared ({@code fencingToken = true}), or learnt from the first call
+     * that read it through {@link LockContext}. The only mutable part of the operation; a stale read costs one call the
+     * round trip it would have cost anyway.
+     */
+    static final class TokenReads {
+        private final boolean declared;
+        private volatile boolean seen;
+
+        TokenReads(boolean declared) {
+            this.declared = declared;
+        }
+
+        /** Whether acquisitions for the method should have the token issued with them. */
+        boolean wanted() {
+            return declared || seen;
+        }
+
+        /** A call of the method read its token. */
+        void seen() {
+            if (!seen) {
+                seen = true;
+            }
+        }
+    }
 
     /** How the method's result relates to the time the lock is held. */
     enum ResultKind {

@@ -202,7 +202,8 @@ public final class LockOperationSource {
         ResultKind resultKind = resultKind(specific.getReturnType());
         return new LockOperation(specific, element, name, kind, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
                 condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
-                resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)");
+                resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)",
+                new LockOperation.TokenReads(annotation.fencingToken()));
     }
 
     /** The kind the annotation asks for, when its {@code mode}, {@code permits} and {@code fair} fit together and the store takes it. */

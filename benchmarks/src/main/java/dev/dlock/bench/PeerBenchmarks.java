@@ -28,10 +28,11 @@ public final class PeerBenchmarks {
 
     private static final Logger log = LoggerFactory.getLogger(PeerBenchmarks.class);
 
-    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-token", "dlock-direct", "dlock-annotation", "redisson",
+    private static final List<String> UNCONTENDED = List.of("raw-jedis", "dlock", "dlock-token", "dlock-fenced", "dlock-direct",
+            "dlock-annotation", "redisson",
             "redisson-pool128", "rlr-spin", "rlr-pubsub", "lock4j", "shedlock");
-    private static final List<String> HOT_KEY = List.of("raw-jedis", "dlock", "dlock-no-handoff", "redisson", "rlr-spin", "rlr-pubsub", "lock4j",
-            "shedlock-spin");
+    private static final List<String> HOT_KEY = List.of("raw-jedis", "dlock", "dlock-fenced", "dlock-no-handoff", "redisson", "rlr-spin",
+            "rlr-pubsub", "lock4j", "shedlock-spin");
     /** The hot key's shapes, {JVMs, threads per JVM}: the same 16 threads in one JVM and split over two. */
     private static final int[][] HOT_KEY_SHAPES = {{1, 16}, {2, 8}};
     /** The scenario id that runs scenarios 1 and 2, which together measure every speed target. */
@@ -189,6 +190,14 @@ public final class PeerBenchmarks {
             UncontendedPeers.Row redisson = row(rows, "redisson", threads);
             double toRedisson = dlock.medianRatioTo(redisson);
             verdict(at + "dlock ≥ 3× Redisson (defaults)", pairs(dlock, redisson, toRedisson), toRedisson >= 3);
+            if (threads == 1 || threads == 64) {
+                // A fenced hold: the lock a guarded resource needs, its token read once per hold.
+                UncontendedPeers.Row fenced = row(rows, "dlock-fenced", threads);
+                double fencedToRaw = fenced.medianRatioTo(raw);
+                double fencedTarget = threads == 1 ? 0.9 : 1.0;
+                verdict(at + String.format(Locale.ROOT, "dlock-fenced ≥ %.1f× raw Jedis", fencedTarget),
+                        pairs(fenced, raw, fencedToRaw), fencedToRaw >= fencedTarget);
+            }
         }
         UncontendedPeers.Row dlock = row(rows, "dlock", 1);
         UncontendedPeers.Row raw = row(rows, "raw-jedis", 1);

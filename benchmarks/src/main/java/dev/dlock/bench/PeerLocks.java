@@ -58,7 +58,10 @@ final class PeerLocks {
     static {
         DESCRIPTIONS.put("raw-jedis", "Jedis SET NX PX 30000 + Lua compare-and-delete; waits by retrying every 1 ms");
         DESCRIPTIONS.put("dlock", "dlock LockManager.acquire(key, 60 s), watchdog-managed 30 s lease");
-        DESCRIPTIONS.put("dlock-token", "dlock as `dlock`, reading the lock's fencing token once per hold (issued on request: one more round trip)");
+        DESCRIPTIONS.put("dlock-token", "dlock as `dlock`, reading the lock's fencing token once per hold without saying so up front "
+                + "(issued on request: one more round trip)");
+        DESCRIPTIONS.put("dlock-fenced", "dlock as `dlock-token`, the request saying it reads the token (`readsFencingToken(true)`, as "
+                + "`@DistributedLock(fencingToken = true)` does): issued with the acquisition or the hand-off, no round trip of its own");
         DESCRIPTIONS.put("dlock-direct", "dlock as `dlock`, with coalesceRoundTrips(false): every call on its own pooled connection");
         DESCRIPTIONS.put("dlock-no-handoff", "dlock as `dlock`, with localHandOff(false): every local hand-off is a release + acquisition");
         DESCRIPTIONS.put("dlock-fair", "dlock LockManager.acquire with LockKind.FAIR: every waiting thread queues in Redis, FIFO across JVMs");
@@ -97,7 +100,8 @@ final class PeerLocks {
             case "raw-jedis" -> new RawJedis();
             case "dlock" -> new Dlock("dlock", LockKind.EXCLUSIVE);
             case "dlock-fair" -> new Dlock("dlock-fair", LockKind.FAIR);
-            case "dlock-token" -> new Dlock("dlock-token", LockKind.EXCLUSIVE, true, true, true);
+            case "dlock-token" -> new Dlock("dlock-token", LockKind.EXCLUSIVE, true, true, true, false);
+            case "dlock-fenced" -> new Dlock("dlock-fenced", LockKind.EXCLUSIVE, true, true, true, true);
             case "dlock-direct" -> new Dlock("dlock-direct", LockKind.EXCLUSIVE, false, true);
             case "dlock-no-handoff" -> new Dlock("dlock-no-handoff", LockKind.EXCLUSIVE, true, false);
             case "dlock-annotation" -> new DlockAnnotation();
@@ -248,21 +252,24 @@ final class PeerLocks {
         private final LockManager locks;
         private final String name;
         private final LockKind kind;
-        /** Whether each hold reads its fencing token, as a method with a fencing guard or {@code @FencingToken} does. */
+        /** Whether each hold reads its fencing token, as a method with a fencing guard does. */
         private final boolean readsToken;
+        /** Whether the request says so ({@code readsFencingToken}), so that the token comes with the acquisition. */
+        private final boolean declaresToken;
 
         Dlock(String name, LockKind kind) {
             this(name, kind, true, true);
         }
 
         Dlock(String name, LockKind kind, boolean coalesce, boolean handOff) {
-            this(name, kind, coalesce, handOff, false);
+            this(name, kind, coalesce, handOff, false, false);
         }
 
-        Dlock(String name, LockKind kind, boolean coalesce, boolean handOff, boolean readsToken) {
+        Dlock(String name, LockKind kind, boolean coalesce, boolean handOff, boolean readsToken, boolean declaresToken) {
             this.name = name;
             this.kind = kind;
             this.readsToken = readsToken;
+            this.declaresToken = declaresToken;
             this.backend = RedisLockBackend.builder(redis).coalesceRoundTrips(coalesce).build();
             this.locks = LockManager.builder(backend).localHandOff(handOff).build();
         }
@@ -274,7 +281,7 @@ final class PeerLocks {
 
         @Override
         public AutoCloseable lock(String key) {
-            LockHandle lock = locks.acquire(LockRequest.builder(key).kind(kind).waitTime(WAIT).build());
+            LockHandle lock = locks.acquire(LockRequest.builder(key).kind(kind).readsFencingToken(declaresToken).waitTime(WAIT).build());
             if (readsToken && lock.fencingToken() <= 0) {
                 lock.close();
                 throw new IllegalStateException(name + ": no fencing token for " + key);

@@ -127,7 +127,7 @@ final class Acquisition {
             }
         };
         KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
-                OwnerTokens.holderName(Thread.currentThread()));
+                OwnerTokens.holderName(Thread.currentThread()), request.readsFencingToken());
         if (turn.owned()) {
             // Also when refused: a releasing holder reserved this waiter, and what it passed on is given back.
             turnGranted(turn.handOff());
@@ -140,7 +140,7 @@ final class Acquisition {
 
     /** This acquisition's place in the gate's queue, for one that must not block; null for a fair lock, which takes no turn. */
     KeyGate.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
-        return takesTurn ? gate.enterAsync(leaseMillis, watched, asyncHolder, onFirstOrHolderChanged) : null;
+        return takesTurn ? gate.enterAsync(leaseMillis, watched, asyncHolder, request.readsFencingToken(), onFirstOrHolderChanged) : null;
     }
 
     /** The turn is ours, with the key if the releasing holder handed it over: the next attempt records it. */
@@ -171,7 +171,8 @@ final class Acquisition {
         long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
         AcquireResult result;
         try {
-            result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis);
+            // A holder that reads its token has the store issue it in this call (no round trip of its own later).
+            result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis, request.readsFencingToken());
         } catch (LockBackendException e) {
             // The command may still land after the client gave up, and take the key for nobody: its owner is released
             // again until that cannot be. The acquisition ends here, so the owner is never used for another attempt.

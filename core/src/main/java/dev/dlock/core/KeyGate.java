@@ -94,6 +94,8 @@ final class KeyGate {
         final boolean watched;
         /** The holder part of the owner token a releasing holder makes for this waiter when it passes the key on. */
         final String holder;
+        /** Whether this waiter will read its fencing token: a hand-off to it then has the store issue one at once. */
+        final boolean readsToken;
         /**
          * For an asynchronous waiter: reschedules its check while queued, when the turn's holder changed or the waiter
          * became first (it then watches the holder's expiry). Runs under the gate's lock: it must only schedule.
@@ -104,12 +106,14 @@ final class KeyGate {
         boolean granted;
         HandOff handOff;
 
-        Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched, String holder) {
+        Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched, String holder,
+               boolean readsToken) {
             this.wakeUp = wakeUp;
             this.turn = turn;
             this.leaseMillis = leaseMillis;
             this.watched = watched;
             this.holder = holder;
+            this.readsToken = readsToken;
         }
     }
 
@@ -120,14 +124,14 @@ final class KeyGate {
      * without losing the place. The turn is not owned by a thread: whoever releases the lease gives it back with {@link #leave()}.
      */
     Turn enter(long deadlineNanos, BooleanSupplier abortIf, long abortCheckNanos, long leaseMillis, boolean watched,
-               String holder) {
+               String holder, boolean readsToken) {
         turnLock.lock();
         try {
             if (!taken && waiting.isEmpty()) {
                 taken = true;
                 return Turn.OURS;
             }
-            Waiter me = new Waiter(turnLock.newCondition(), null, leaseMillis, watched, holder);
+            Waiter me = new Waiter(turnLock.newCondition(), null, leaseMillis, watched, holder, readsToken);
             waiting.addLast(me);
             LockNotAcquiredException.Reason refusal = null;
             try {
@@ -296,10 +300,10 @@ final class KeyGate {
      * when the waiters before it are done (perhaps under the gate's lock, so dependents must run elsewhere), with the
      * key if a releasing holder handed it over. Give the place back with {@link #withdraw} or the turn with {@link #leave()}.
      */
-    Waiter enterAsync(long leaseMillis, boolean watched, String holder, Runnable onFirstOrHolderChanged) {
+    Waiter enterAsync(long leaseMillis, boolean watched, String holder, boolean readsToken, Runnable onFirstOrHolderChanged) {
         turnLock.lock();
         try {
-            Waiter place = new Waiter(null, new CompletableFuture<>(), leaseMillis, watched, holder);
+            Waiter place = new Waiter(null, new CompletableFuture<>(), leaseMillis, watched, holder, readsToken);
             place.onFirstOrHolderChanged = onFirstOrHolderChanged;
             if (!taken && waiting.isEmpty()) {
                 taken = true;

@@ -21,7 +21,9 @@ public interface LockHandle extends AutoCloseable {
      * A number larger than every fencing token issued before for this key; pass it to the resources you guard.
      *
      * <p>A store may issue it only when first asked (Redis, for exclusive locks): the first call then costs one round
-     * trip, owner-checked in the store, and later calls answer the same token. Ask while the lock is held.
+     * trip, owner-checked in the store, and later calls answer the same token. Ask while the lock is held. A request
+     * that said the holder reads its token ({@link LockRequest.Builder#readsFencingToken}) got it with the acquisition:
+     * no round trip here.
      *
      * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link BackendCapabilities#fencing()})
      * @throws IllegalStateException when the lock was released (or passed to the next holder in this JVM) before its

@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.testkit.RecordingBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -140,6 +141,76 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
             assertThat(second.fencingToken()).isPositive();
             assertThat(backend.issuances).hasValue(1);
         }
+    }
+
+    /**
+     * A holder that says it reads its token has the store issue it with the acquisition (blocking or not): no issuance
+     * of its own, the listener told the token at once, and the token above every earlier holder's, issued either way.
+     */
+    @Test
+    void aHolderThatSaysItReadsItsTokenHasItIssuedWithTheAcquisition() throws Exception {
+        LockManager locks = locks();
+        long onRequest;
+        try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
+            onRequest = lock.fencingToken();
+        }
+        long withAcquisition;
+        try (LockHandle lock = locks.acquire(fenced().waitTime(Duration.ZERO).build())) {
+            assertThat(locks.heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingTokenIssued()).isTrue());
+            withAcquisition = lock.fencingToken();
+        }
+        LockHandle async = locks.acquireAsync(fenced().waitTime(Duration.ofSeconds(5)).build()).get(10, TimeUnit.SECONDS);
+        long asynchronous = async.fencingToken();
+        async.close();
+        assertThat(backend.issuances).as("issuances: only for the hold that did not say it reads its token").hasValue(1);
+        assertThat(backend.acquiresIssuingToken).as("acquisitions that had the store issue the token").hasValue(2);
+        assertThat(acquiredTokens).as("the tokens the listener was told at acquisition").containsExactly(0L, withAcquisition, asynchronous);
+        assertThat(List.of(onRequest, withAcquisition, asynchronous)).as("tokens in turn").isSorted().doesNotHaveDuplicates();
+    }
+
+    /**
+     * The key passes to a next local holder that said it reads its token: the hand-off has the store issue that holder's
+     * token in the same call, above the previous holder's, and the previous holder's owner can no longer have one issued.
+     * A next holder that did not say so is handed the key without one and asks for it.
+     */
+    @Test
+    void aHandOffToAWaiterThatReadsItsTokenIssuesAHigherOneInTheSameCall() throws Exception {
+        LockManager locks = locks();
+        LockHandle first = locks.acquire(fenced().waitTime(Duration.ZERO).build());
+        long firstToken = first.fencingToken();
+        Lease firstLease = leaseOf(first);
+        LockHandle second = handedOver(locks, first, fenced());
+        long secondToken = leaseOf(second).issuedToken();
+        assertThat(secondToken).as("the next holder's token, issued with the hand-off").isGreaterThan(firstToken);
+        assertThat(second.fencingToken()).isEqualTo(secondToken);
+        assertThat(backend.handOffsIssuingToken).as("hand-offs that had the store issue the token").hasValue(1);
+        assertThat(lazyStore.issueFencingToken(LockKind.EXCLUSIVE, key, firstLease.owner))
+                .as("a token the store issues to the former holder's owner").isEmpty();
+
+        LockHandle third = handedOver(locks, second, LockRequest.builder(key));
+        assertThat(leaseOf(third).issuedToken()).as("a next holder that did not say it reads its token")
+                .isEqualTo(AcquireResult.Acquired.TOKEN_ON_REQUEST);
+        assertThat(third.fencingToken()).as("its token, asked for").isGreaterThan(secondToken);
+        third.close();
+        assertThat(backend.passes).as("how the key passed on").containsExactly("handOff", "handOff", "release");
+        assertThat(backend.issuances).as("issuances: only the holder that did not say so").hasValue(1);
+        assertThat(lossReports).isEmpty();
+    }
+
+    /** Queues a thread for {@code key} with {@code next}, closes {@code holder} and returns the handle the key passed to. */
+    private LockHandle handedOver(LockManager locks, LockHandle holder, LockRequest.Builder next) throws Exception {
+        CompletableFuture<LockHandle> handle = new CompletableFuture<>();
+        Thread successor = start("successor", () -> handle.complete(locks.acquire(next.waitTime(Duration.ofSeconds(10)).build())));
+        await("the successor to queue for the key", Duration.ofSeconds(10), () -> waitsForTheTurn(successor));
+        int handOffs = backend.handOffs.get();
+        holder.close();
+        LockHandle passed = handle.get(10, TimeUnit.SECONDS).detachFromThread();
+        assertThat(backend.handOffs).as("the key passed on by a hand-off").hasValue(handOffs + 1);
+        return passed;
+    }
+
+    private LockRequest.Builder fenced() {
+        return LockRequest.builder(key).readsFencingToken(true);
     }
 
     @Test

@@ -64,7 +64,10 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * is issued by an owner-checked script the first time the holder asks ({@link #issueFencingToken}): one more round
  * trip, once per hold, for the holders that read it. Holding periods of a key never overlap and the script refuses
  * a non-owner, so that token is still larger than every earlier holder's, and a holder whose lease was lost gets
- * none. A hand-off to the next local holder issues none either. A release records the releasing owner beside the
+ * none. A hand-off to the next local holder issues none either. A holder that says it reads its token
+ * ({@code issueToken}: {@code LockRequest.readsFencingToken}) skips the plain SET: the acquire script takes the key and
+ * issues the token in one round trip, and a hand-off to such a holder issues it in the hand-off script, after the
+ * owner check; a fenced hold is then two round trips, as an unfenced one. A release records the releasing owner beside the
  * key for {@value #RELEASE_RECORD_MILLIS} ms, which tells a repeated release ({@code ALREADY_FREE}) from a lost
  * lease ({@code NOT_OWNER}); a lease that ran out unreleased is {@code NOT_OWNER}. A read lease or permit is released
  * the same way, its record one entry of a sorted set of recent releases beside the members' set. The other kinds
@@ -132,7 +135,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript RELEASE = LuaScript.load("release.lua", NOTICES);
     private static final LuaScript RENEW = LuaScript.load("renew.lua", NOTICES);
     private static final LuaScript RAISE_FENCE = LuaScript.load("raise_fence.lua");
-    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua", NOTICES);
+    private static final LuaScript HAND_OFF = LuaScript.load("handoff.lua", FENCING, NOTICES);
     private static final LuaScript ISSUE_TOKEN = LuaScript.load("issue_token.lua", FENCING, NOTICES);
     private static final LuaScript PERMITS_ACQUIRE = LuaScript.load("permits_acquire.lua", FENCING, SHARES);
     private static final LuaScript READ_ACQUIRE = LuaScript.load("read_acquire.lua", FENCING, SHARES);
@@ -227,13 +230,23 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      */
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        return tryAcquire(kind, key, owner, leaseMillis, false);
+    }
+
+    /**
+     * As {@link #tryAcquire(LockKind, String, String, long)}; with {@code issueToken} an exclusive acquisition goes
+     * straight to the acquire script, which takes the key and issues its fencing token in the same round trip (the
+     * other kinds always do).
+     */
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
         Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
         requirePositive(leaseMillis, "leaseMillis");
         String lease = Long.toString(leaseMillis);
         String counter = keys.counterKey(key);
         return switch (kind.mode()) {
-            case EXCLUSIVE -> acquireExclusive(key, owner, leaseMillis);
+            case EXCLUSIVE -> acquireExclusive(key, owner, leaseMillis, issueToken || !tokensOnRequest);
             case FAIR -> acquire(FAIR_ACQUIRE, kind, key, owner,
                     List.of(keys.lockKey(key), keys.fairQueueKey(key), keys.fairSeenKey(key), counter),
                     List.of(owner, lease, counterTtlMillis, waiterTimeoutMillis));
@@ -249,12 +262,12 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     }
 
     /**
-     * The exclusive fast path: SET NX PX, no script and no token; only when refused (or for Redlock's nodes, which
-     * issue the token at once) the acquire script.
+     * The exclusive fast path: SET NX PX, no script and no token; only when refused, or when the token is issued now
+     * ({@code issueToken}: a holder that reads it, or Redlock's nodes), the acquire script.
      */
-    private AcquireResult acquireExclusive(String key, String owner, long leaseMillis) {
+    private AcquireResult acquireExclusive(String key, String owner, long leaseMillis, boolean issueToken) {
         String lockKey = keys.lockKey(key);
-        if (tokensOnRequest && !refusedOwners.contains(owner)) {
+        if (!issueToken && !refusedOwners.contains(owner)) {
             AcquireResult taken = acquire(LockKind.EXCLUSIVE, key, owner, (pipeline, fullScript) -> {
                 Response<String> set = pipeline.set(lockKey, owner, JedisGeneration.setIfAbsent(leaseMillis));
                 return () -> "OK".equals(set.get()) ? TAKEN_WITHOUT_TOKEN : null;
@@ -264,7 +277,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
             }
         }
         AcquireResult answer = acquire(ACQUIRE, LockKind.EXCLUSIVE, key, owner, List.of(lockKey, keys.counterKey(key)),
-                List.of(owner, Long.toString(leaseMillis), counterTtlMillis, tokensOnRequest ? ISSUE_ON_REQUEST : ISSUE_NOW));
+                List.of(owner, Long.toString(leaseMillis), counterTtlMillis, issueToken ? ISSUE_NOW : ISSUE_ON_REQUEST));
         if (tokensOnRequest) {
             if (answer instanceof AcquireResult.Held) {
                 if (refusedOwners.size() >= MAX_REFUSED_OWNERS) {
@@ -411,19 +424,34 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
      */
     @Override
     public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
+        return handOff(key, owner, nextOwner, leaseMillis, false);
+    }
+
+    /**
+     * As {@link #handOff(String, String, String, long)}; with {@code issueToken} the same script also issues the next
+     * holder's fencing token (by the rule of {@link RedisLockBackend}), after the owner check: a lost lease passes on
+     * nothing and issues nothing. A repeated hand-off (the key already {@code nextOwner}'s) changes nothing and answers
+     * without a token, which the next holder then asks for.
+     */
+    @Override
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
         requireOwner(owner);
         requireOwner(nextOwner);
         if (leaseMillis < 0) {
             throw new IllegalArgumentException("leaseMillis must not be negative, got " + leaseMillis);
         }
+        String lease = Long.toString(leaseMillis);
         Object reply;
         try {
-            reply = runScript(HAND_OFF, key, List.of(keys.lockKey(key)), List.of(owner, nextOwner, Long.toString(leaseMillis)));
+            reply = issueToken
+                    ? runScript(HAND_OFF, key, List.of(keys.lockKey(key), keys.counterKey(key)), List.of(owner, nextOwner, lease, counterTtlMillis))
+                    : runScript(HAND_OFF, key, List.of(keys.lockKey(key)), List.of(owner, nextOwner, lease));
         } catch (JedisException e) {
             throw failure("handOff", key, e);
         }
-        long waited = toLong(reply);
-        return waited < 0 ? HandOffResult.NOT_HELD : new HandOffResult.Passed(AcquireResult.Acquired.TOKEN_ON_REQUEST, waited == 1);
+        List<?> result = (List<?>) reply;
+        long waited = toLong(result.get(0));
+        return waited < 0 ? HandOffResult.NOT_HELD : new HandOffResult.Passed(toLong(result.get(1)), waited == 1);
     }
 
     /**

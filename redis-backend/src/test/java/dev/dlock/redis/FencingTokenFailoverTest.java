@@ -13,6 +13,7 @@ import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
@@ -22,7 +23,8 @@ import redis.clients.jedis.RedisClient;
 /**
  * Fencing tokens stay strictly increasing when the counter a node holds is stale: rolled back by
  * hand, or on a replica promoted before it received the master's last acquisitions. The tokens are issued on
- * request, as a holder that reads its token gets it.
+ * request, as a holder that reads its token gets it, or with the acquisition and the local hand-off, as a holder that
+ * said it reads its token gets it.
  */
 class FencingTokenFailoverTest {
 
@@ -48,6 +50,24 @@ class FencingTokenFailoverTest {
 
     @Test
     void aPromotedReplicaThatMissedTheLastAcquisitionsIssuesALargerTokenThanTheOldMaster() {
+        assertTokensRiseAcrossAFailover("failover-fence", FencingTokenFailoverTest::acquireAndRelease);
+    }
+
+    @Test
+    void tokensIssuedWithTheAcquisitionAndTheHandOffRiseAcrossAFailoverToAReplicaThatMissedTheLastOnes() {
+        assertTokensRiseAcrossAFailover("failover-fenced-hold", FencingTokenFailoverTest::acquireHandOffAndRelease);
+    }
+
+    /** How a test issues tokens: {@code times} holds of {@code key} by owners {@code ownerPrefix-i}; the tokens in turn. */
+    private interface Holds {
+        List<Long> run(RedisLockBackend backend, String key, String ownerPrefix, int times);
+    }
+
+    /**
+     * Tokens issued by {@code holds} on a master and replicated, then more only the master has (the replica was promoted
+     * before it got them): the promoted node's first token is above all of them.
+     */
+    private static void assertTokensRiseAcrossAFailover(String key, Holds holds) {
         try (RedisServerProcess master = RedisServerProcess.start();
              RedisServerProcess replica = RedisServerProcess.start(
                      List.of("--replicaof", master.host(), Integer.toString(master.port())));
@@ -56,26 +76,46 @@ class FencingTokenFailoverTest {
              RedisLockBackend onMaster = RedisLockBackend.builder(masterClient).build();
              Jedis masterAdmin = master.admin();
              Jedis replicaAdmin = replica.admin()) {
-            String key = "failover-fence";
             String counter = KEYS.counterKey(key);
             await("the replica linked to the master", BOUND,
                     () -> replicaAdmin.info("replication").contains("master_link_status:up"));
-            List<Long> issued = new ArrayList<>(acquireAndRelease(onMaster, key, "replicated", 3));
+            List<Long> issued = new ArrayList<>(holds.run(onMaster, key, "replicated", 3));
             await("the replica holding the master's counter", BOUND,
                     () -> Objects.equals(replicaAdmin.get(counter), masterAdmin.get(counter)));
 
             replicaAdmin.replicaofNoOne();
             // The promoted node no longer replicates: these acquisitions exist only on the old master.
-            issued.addAll(acquireAndRelease(onMaster, key, "missed", 3));
+            issued.addAll(holds.run(onMaster, key, "missed", 3));
             assertThat(replicaAdmin.get(counter)).as("the promoted node's counter is stale")
                     .isNotEqualTo(masterAdmin.get(counter));
 
             try (RedisLockBackend onPromoted = RedisLockBackend.builder(replicaClient).build()) {
-                long first = acquireAndRelease(onPromoted, key, "after-failover", 1).get(0);
+                long first = holds.run(onPromoted, key, "after-failover", 1).get(0);
                 assertThat(first).as("first token on the promoted node, issued on the old master: %s", issued)
                         .isGreaterThan(Collections.max(issued));
             }
         }
+    }
+
+    /**
+     * Takes {@code key} {@code times} times with owners {@code ownerPrefix-i}, the token issued with the acquisition, passes
+     * it to a next local holder with that holder's token issued in the hand-off, and releases; returns the tokens in turn.
+     */
+    private static List<Long> acquireHandOffAndRelease(RedisLockBackend backend, String key, String ownerPrefix, int times) {
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < times; i++) {
+            String owner = ownerPrefix + "-" + i;
+            AcquireResult result = backend.tryAcquire(LockKind.EXCLUSIVE, key, owner, 10_000, true);
+            assertThat(result).isInstanceOf(AcquireResult.Acquired.class);
+            tokens.add(((AcquireResult.Acquired) result).fencingToken());
+            HandOffResult passed = backend.handOff(key, owner, owner + "-next", 0, true);
+            assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
+            long token = ((HandOffResult.Passed) passed).fencingToken();
+            tokens.add(token);
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, owner + "-next", token)).isEqualTo(ReleaseResult.RELEASED);
+        }
+        assertThat(tokens).isSorted().doesNotHaveDuplicates().allMatch(token -> token > 0);
+        return tokens;
     }
 
     /** Acquires, asks for the token and releases {@code key} {@code times} times with owners {@code ownerPrefix-i}; returns the tokens. */

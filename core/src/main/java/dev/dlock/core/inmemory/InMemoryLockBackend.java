@@ -156,7 +156,7 @@ public final class InMemoryLockBackend implements LockBackend {
         return new Builder();
     }
 
-    private AcquireResult tryAcquireExclusive(String key, String owner, long leaseMillis) {
+    private AcquireResult tryAcquireExclusive(String key, String owner, long leaseMillis, boolean issueToken) {
         Objects.requireNonNull(owner, "owner");
         long leaseNanos = leaseNanos(leaseMillis);
         AcquireResult[] result = new AcquireResult[1];
@@ -169,7 +169,7 @@ public final class InMemoryLockBackend implements LockBackend {
             }
             // Free, run out, or already this owner's (a repeated call): the owner holds it now, with a new token.
             created[0] = current == null;
-            if (tokensOnRequest) {
+            if (tokensOnRequest && !issueToken) {
                 result[0] = AcquireResult.Acquired.tokenOnRequest();
                 return new KeyRecord(owner, current == null ? 0 : current.token, now + leaseNanos);
             }
@@ -213,6 +213,15 @@ public final class InMemoryLockBackend implements LockBackend {
      */
     @Override
     public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
+        return handOff(key, owner, nextOwner, leaseMillis, false);
+    }
+
+    /**
+     * As {@link #handOff(String, String, String, long)}; built with {@link Builder#fencingTokensOnRequest}, issues the next
+     * holder's token in the same step when {@code issueToken} (a repeated hand-off answers without one, as Redis does).
+     */
+    @Override
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(nextOwner, "nextOwner");
         HandOffResult[] result = {HandOffResult.NOT_HELD};
@@ -226,8 +235,9 @@ public final class InMemoryLockBackend implements LockBackend {
             if (!current.heldBy(owner, now)) {
                 return current;
             }
-            long token = tokensOnRequest ? current.token : lastToken.incrementAndGet();
-            result[0] = new HandOffResult.Passed(tokensOnRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : token,
+            boolean onRequest = tokensOnRequest && !issueToken;
+            long token = onRequest ? current.token : lastToken.incrementAndGet();
+            result[0] = new HandOffResult.Passed(onRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : token,
                     current.othersWaiting);
             return new KeyRecord(nextOwner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
                     current.othersWaiting, null);
@@ -323,8 +333,14 @@ public final class InMemoryLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        return tryAcquire(kind, key, owner, leaseMillis, false);
+    }
+
+    /** As {@link #tryAcquire(LockKind, String, String, long)}; an exclusive lock issues its token now when {@code issueToken}. */
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
         return switch (kind.mode()) {
-            case EXCLUSIVE -> tryAcquireExclusive(key, owner, leaseMillis);
+            case EXCLUSIVE -> tryAcquireExclusive(key, owner, leaseMillis, issueToken);
             case FAIR -> tryAcquireFair(key, owner, leaseMillis);
             case READ, PERMITS, WRITE -> tryAcquireShare(kind, key, owner, leaseMillis);
         };
@@ -850,8 +866,8 @@ public final class InMemoryLockBackend implements LockBackend {
 
         /**
          * Whether exclusive acquisitions and hand-offs take the key without a fencing token, which the store then
-         * issues when the holder first asks ({@link LockBackend#issueFencingToken}), as the Redis store does (default
-         * false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
+         * issues when the holder first asks ({@link LockBackend#issueFencingToken}) or with the acquisition when that
+         * asks for it ({@code issueToken}), as the Redis store does (default false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
          * repeats the owner's own release; a lease that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
          */
         public Builder fencingTokensOnRequest(boolean onRequest) {

@@ -35,6 +35,17 @@ public interface LockBackend extends AutoCloseable {
     AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis);
 
     /**
+     * As {@link #tryAcquire(LockKind, String, String, long)}; with {@code issueToken} the holder will read its fencing
+     * token, so a store that otherwise leaves it to be asked for ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}) issues it
+     * with this acquisition, in the same store call and by the same rule (owner-checked and atomic with the take, so a
+     * refused attempt issues none). False leaves the token to the store's own way. Default: the call without it, for a
+     * store that issues every token with its acquisition (the engine then never needs {@link #issueFencingToken}).
+     */
+    default AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
+        return tryAcquire(kind, key, owner, leaseMillis);
+    }
+
+    /**
      * Releases {@code key}, a lock of {@code kind}, if, and only if, {@code owner} holds it, and tells waiters it
      * is free. {@code fencingToken} is the token the acquisition got, or {@link AcquireResult.Acquired#TOKEN_ON_REQUEST}
      * when none was issued; a store may ignore it.
@@ -122,6 +133,17 @@ public interface LockBackend extends AutoCloseable {
      */
     default HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
         throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
+    }
+
+    /**
+     * As {@link #handOff(String, String, String, long)}; with {@code issueToken} the next holder will read its fencing
+     * token, so a store that otherwise leaves it to be asked for issues it in the same call, for {@code nextOwner} and
+     * only when {@code owner} still holds the key (a {@link HandOffResult#NOT_HELD} issues none). A repeated hand-off
+     * (the key already {@code nextOwner}'s) may answer without a token: the next holder then asks for it. Default: the
+     * call without it.
+     */
+    default HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
+        return handOff(key, owner, nextOwner, leaseMillis);
     }
 
     /**

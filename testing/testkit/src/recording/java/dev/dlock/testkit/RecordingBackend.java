@@ -44,6 +44,8 @@ public final class RecordingBackend implements LockBackend {
     private final LockBackend delegate;
     /** Acquire attempts sent. */
     public final AtomicInteger acquires = new AtomicInteger();
+    /** Acquire attempts sent that asked the store to issue the fencing token with the acquisition. */
+    public final AtomicInteger acquiresIssuingToken = new AtomicInteger();
     /** The owner of every acquire attempt sent, in order. */
     public final List<String> acquiringOwners = new CopyOnWriteArrayList<>();
     /** Acquire attempts that found the key held. */
@@ -54,6 +56,8 @@ public final class RecordingBackend implements LockBackend {
     public final AtomicInteger releases = new AtomicInteger();
     /** Hand-offs sent: leases passed straight to the next holder in the JVM instead of a release. */
     public final AtomicInteger handOffs = new AtomicInteger();
+    /** Hand-offs sent that asked the store to issue the next holder's fencing token in the same call. */
+    public final AtomicInteger handOffsIssuingToken = new AtomicInteger();
     /** "handOff" or "release" for every such call sent, in order. */
     public final List<String> passes = new CopyOnWriteArrayList<>();
     /** Fencing token issuances sent (for a store that issues tokens on request). */
@@ -151,9 +155,17 @@ public final class RecordingBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        return tryAcquire(kind, key, owner, leaseMillis, false);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
         acquires.incrementAndGet();
+        if (issueToken) {
+            acquiresIssuingToken.incrementAndGet();
+        }
         acquiringOwners.add(owner);
-        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis);
+        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis, issueToken);
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
             synchronized (waitingOwners) {
@@ -233,9 +245,17 @@ public final class RecordingBackend implements LockBackend {
 
     @Override
     public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
+        return handOff(key, owner, nextOwner, leaseMillis, false);
+    }
+
+    @Override
+    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
         handOffs.incrementAndGet();
+        if (issueToken) {
+            handOffsIssuingToken.incrementAndGet();
+        }
         passes.add("handOff");
-        return aroundHandOff.apply(() -> delegate.handOff(key, owner, nextOwner, leaseMillis));
+        return aroundHandOff.apply(() -> delegate.handOff(key, owner, nextOwner, leaseMillis, issueToken));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.dlock.boot;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import dev.dlock.aspect.DistributedLockAnnotationValidator;
 import dev.dlock.aspect.DistributedLockAspect;
 import dev.dlock.aspect.LockAspectSupport;
@@ -20,12 +21,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Lazy;
 import org.springframework.core.env.Environment;
-
-import java.util.Locale;
 
 import static dev.dlock.boot.BuilderProperty.set;
 import static dev.dlock.boot.DistributedLockProperties.PREFIX;
@@ -60,7 +58,7 @@ public class DistributedLockAutoConfiguration {
     /** The in-memory store, when {@code dlock.store=in-memory}: no Redis is configured or contacted. */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockBackend.class)
-    @Conditional(StoreCondition.InMemory.class)
+    @ConditionalOnLockStore(Store.IN_MEMORY)
     public InMemoryLockBackend dlockInMemoryLockBackend() {
         log.info("dlock locks in memory (dlock.store=in-memory): locks exclude threads of this instance only");
         return new InMemoryLockBackend();
@@ -137,13 +135,10 @@ public class DistributedLockAutoConfiguration {
 
     /** The chosen store has no auto-configuration (its module is missing) and the application defines no store. */
     private static DistributedLockStartupException noStore(Environment environment) {
-        String store = StoreCondition.chosen(environment, DistributedLockAutoConfiguration.class.getClassLoader())
-                .name().toLowerCase(Locale.ROOT).replace('_', '-');
+        Store store = StoreCondition.chosen(environment, DistributedLockAutoConfiguration.class.getClassLoader());
         // Boot 3.5 applications take the -boot3- starters.
-        String version = SpringBootVersion.getVersion();
-        String starter = "dev.dlock:dlock-" + store
-                + (version != null && version.startsWith("3.") ? "-spring-boot3-starter" : "-spring-boot-starter");
-        return new DistributedLockStartupException(PREFIX + ".store=" + store + " needs " + starter + " on the class path",
+        String starter = store.module().starter(SpringBootVersion.getVersion());
+        return new DistributedLockStartupException(PREFIX + ".store=" + store.id() + " needs " + starter + " on the class path",
                 "Add the dependency " + starter + ", or set " + PREFIX + ".store=in-memory for locks within this JVM only, "
                         + "or define one LockBackend bean.", null);
     }

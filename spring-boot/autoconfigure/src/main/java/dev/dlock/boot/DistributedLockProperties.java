@@ -8,6 +8,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * The store-neutral {@code dlock.*} settings of the Spring Boot starter: plain values with the library's defaults.
@@ -423,17 +424,42 @@ public class DistributedLockProperties {
         }
     }
 
-    /** The lock stores the starter can configure. */
+    /**
+     * The lock stores the starter can configure. Each constant also carries its store module's description for the
+     * auto-configuration (its classes, properties, auto-configuration and starter): adding a store is one constant here.
+     * Without {@code dlock.store}, the first constant whose module is on the class path is the store.
+     */
     public enum Store {
         /** Redis: standalone, Sentinel, Cluster or Redlock, from {@code dlock.redis.*} or {@code spring.data.redis.*}. */
-        REDIS,
+        REDIS(new StoreModule("dlock-redis", RedisStoreProperties.PREFIX, RedisStoreProperties.class, false,
+                "dev.dlock.boot.RedisLockStoreAutoConfiguration", "dev.dlock.redis.RedisLockBackend", "redis.clients.jedis.UnifiedJedis")),
         /** ZooKeeper through Curator, from {@code dlock.zookeeper.*} or the application's {@code CuratorFramework}. */
-        ZOOKEEPER,
+        ZOOKEEPER(new StoreModule("dlock-zookeeper", ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class, false,
+                "dev.dlock.boot.ZooKeeperLockStoreAutoConfiguration", "dev.dlock.zookeeper.ZooKeeperLockBackend",
+                "org.apache.curator.framework.CuratorFramework")),
         /** In this JVM's memory: locks exclude threads of this application instance only, never other instances. */
-        IN_MEMORY,
+        IN_MEMORY(StoreModule.NONE),
         /** A relational database (PostgreSQL, MariaDB, H2) through the application's DataSource; see {@code dlock.jdbc.*}. */
-        JDBC,
+        JDBC(new StoreModule("dlock-jdbc", JdbcStoreProperties.PREFIX, JdbcStoreProperties.class, true,
+                "dev.dlock.boot.JdbcLockStoreAutoConfiguration", "dev.dlock.jdbc.JdbcLockBackend", "javax.sql.DataSource")),
         /** memcached, from {@code dlock.memcached.*}: efficiency only, an eviction or a restart drops a held lock silently. */
-        MEMCACHED
+        MEMCACHED(new StoreModule("dlock-memcached", MemcachedStoreProperties.PREFIX, MemcachedStoreProperties.class, true,
+                "dev.dlock.boot.MemcachedLockStoreAutoConfiguration", "dev.dlock.memcached.MemcachedLockBackend"));
+
+        private final StoreModule module;
+
+        Store(StoreModule module) {
+            this.module = module;
+        }
+
+        /** The store's module, as the auto-configuration sees it. */
+        StoreModule module() {
+            return module;
+        }
+
+        /** The value of {@code dlock.store} that names this store: {@code redis}, {@code in-memory}... */
+        String id() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
     }
 }

@@ -4,6 +4,7 @@ import java.sql.SQLException;
 
 import javax.sql.DataSource;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.jdbc.JdbcLockBackend;
@@ -18,7 +19,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
 
 import static dev.dlock.boot.BuilderProperty.set;
@@ -39,7 +39,7 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
                 "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration"})
 @ConditionalOnClass({JdbcLockBackend.class, DataSource.class})
 @ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
-@Conditional(StoreCondition.Jdbc.class)
+@ConditionalOnLockStore(Store.JDBC)
 @EnableConfigurationProperties({DistributedLockProperties.class, JdbcStoreProperties.class})
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public class JdbcLockStoreAutoConfiguration {

@@ -2,6 +2,7 @@ package dev.dlock.boot;
 
 import static dev.dlock.boot.BuilderProperty.set;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.memcached.MemcachedLockBackend;
 import org.slf4j.Logger;
@@ -12,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 
 /**
  * The memcached lock store for {@code dlock.store=memcached}, from {@code dlock.memcached.*}: efficiency only
@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Conditional;
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(MemcachedLockBackend.class)
 @ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".enabled", matchIfMissing = true)
-@Conditional(StoreCondition.Memcached.class)
+@ConditionalOnLockStore(Store.MEMCACHED)
 @EnableConfigurationProperties(MemcachedStoreProperties.class)
 public class MemcachedLockStoreAutoConfiguration {
 

@@ -1,5 +1,6 @@
 package dev.dlock.boot;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.redis.RedisLockBackend;
 import dev.dlock.redis.RedlockBackend;
@@ -43,7 +44,7 @@ import static dev.dlock.boot.DistributedLockProperties.PREFIX;
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({RedisLockBackend.class, UnifiedJedis.class})
 @ConditionalOnBooleanProperty(name = PREFIX + ".enabled", matchIfMissing = true)
-@Conditional(StoreCondition.Redis.class)
+@ConditionalOnLockStore(Store.REDIS)
 @EnableConfigurationProperties({DistributedLockProperties.class, RedisStoreProperties.class})
 public class RedisLockStoreAutoConfiguration {
 

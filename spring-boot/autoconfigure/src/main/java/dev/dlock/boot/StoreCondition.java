@@ -1,93 +1,57 @@
 package dev.dlock.boot;
 
 import dev.dlock.boot.DistributedLockProperties.Store;
+import org.springframework.boot.autoconfigure.condition.ConditionMessage;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.bind.BindResult;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.context.annotation.Condition;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
-import org.springframework.util.ClassUtils;
 
-/** Matches the lock store chosen with {@code dlock.store}, bound the way the properties bind it (so {@code in-memory}, {@code IN_MEMORY} ... all work). */
-abstract class StoreCondition implements Condition {
+import java.util.Arrays;
+
+/**
+ * The condition of {@link ConditionalOnLockStore}: the store chosen with {@code dlock.store}, bound the way the
+ * properties bind it (so {@code in-memory}, {@code IN_MEMORY} ... all work), else the one whose module is on the
+ * class path. A {@link SpringBootCondition}, so the conditions report says which store was chosen and why.
+ */
+class StoreCondition extends SpringBootCondition {
 
     static final String STORE = DistributedLockProperties.PREFIX + ".store";
 
-    private final DistributedLockProperties.Store store;
-
-    StoreCondition(DistributedLockProperties.Store store) {
-        this.store = store;
-    }
-
     @Override
-    public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
-        return chosen(context.getEnvironment(), context.getClassLoader()) == store;
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+        Store wanted = metadata.getAnnotations().get(ConditionalOnLockStore.class).getEnum("value", Store.class);
+        Choice choice = choose(context.getEnvironment(), context.getClassLoader());
+        ConditionMessage message = ConditionMessage.forCondition(ConditionalOnLockStore.class, "(" + wanted.id() + ")")
+                .because("the store is " + choice.store().id() + ": " + choice.reason());
+        return new ConditionOutcome(choice.store() == wanted, message);
     }
 
     /**
-     * The store {@code dlock.store} names; when it is not set, the one whose store module (and client) is
-     * on the class path — Redis, then ZooKeeper, then JDBC, then memcached — so that a store starter alone is enough;
-     * Redis when there is none.
+     * The store {@code dlock.store} names; when it is not set, the one whose store module (and client) is on the
+     * class path, in the order of {@link Store}'s constants — Redis, then ZooKeeper, then JDBC, then memcached — so
+     * that a store starter alone is enough; Redis when there is none.
      */
     static Store chosen(Environment environment, ClassLoader classLoader) {
-        return Binder.get(environment).bind(STORE, Store.class).orElseGet(() -> {
-            if (present(classLoader, "dev.dlock.redis.RedisLockBackend", "redis.clients.jedis.UnifiedJedis")) {
-                return Store.REDIS;
-            }
-            if (present(classLoader, "dev.dlock.zookeeper.ZooKeeperLockBackend", "org.apache.curator.framework.CuratorFramework")) {
-                return Store.ZOOKEEPER;
-            }
-            if (present(classLoader, "dev.dlock.jdbc.JdbcLockBackend", "javax.sql.DataSource")) {
-                return Store.JDBC;
-            }
-            if (present(classLoader, "dev.dlock.memcached.MemcachedLockBackend")) {
-                return Store.MEMCACHED;
-            }
-            return Store.REDIS;
-        });
+        return choose(environment, classLoader).store();
     }
 
-    private static boolean present(ClassLoader classLoader, String... classNames) {
-        for (String className : classNames) {
-            if (!ClassUtils.isPresent(className, classLoader)) {
-                return false;
-            }
+    private static Choice choose(Environment environment, ClassLoader classLoader) {
+        BindResult<Store> named = Binder.get(environment).bind(STORE, Store.class);
+        if (named.isBound()) {
+            return new Choice(named.get(), STORE + "=" + named.get().id());
         }
-        return true;
+        return Arrays.stream(Store.values()).filter(store -> store.module().isPresent(classLoader)).findFirst()
+                .map(store -> new Choice(store, STORE + " is not set and " + store.module().artifact()
+                        + " is on the class path (" + String.join(", ", store.module().markers()) + ")"))
+                .orElseGet(() -> new Choice(Store.REDIS, STORE + " is not set and no store module is on the class path ("
+                        + Store.REDIS.id() + " is the default)"));
     }
 
-    /** {@code dlock.store=redis}, or not set with the Redis module present. */
-    static class Redis extends StoreCondition {
-        Redis() {
-            super(DistributedLockProperties.Store.REDIS);
-        }
-    }
-
-    /** {@code dlock.store=zookeeper}. */
-    static class ZooKeeper extends StoreCondition {
-        ZooKeeper() {
-            super(DistributedLockProperties.Store.ZOOKEEPER);
-        }
-    }
-
-    /** {@code dlock.store=in-memory}. */
-    static class InMemory extends StoreCondition {
-        InMemory() {
-            super(DistributedLockProperties.Store.IN_MEMORY);
-        }
-    }
-
-    /** {@code dlock.store=jdbc}. */
-    static class Jdbc extends StoreCondition {
-        Jdbc() {
-            super(DistributedLockProperties.Store.JDBC);
-        }
-    }
-
-    /** {@code dlock.store=memcached}. */
-    static class Memcached extends StoreCondition {
-        Memcached() {
-            super(DistributedLockProperties.Store.MEMCACHED);
-        }
+    /** A store and why it is the one. */
+    private record Choice(Store store, String reason) {
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.boot;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
@@ -14,7 +15,6 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.boot.context.properties.source.UnboundElementsSourceFilter;
 import org.springframework.context.EnvironmentAware;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -32,13 +32,6 @@ import java.util.Set;
 class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware {
 
     private static final ConfigurationPropertyName DLOCK = ConfigurationPropertyName.of(DistributedLockProperties.PREFIX);
-    private static final ConfigurationPropertyName JDBC = ConfigurationPropertyName.of(JdbcStoreProperties.PREFIX);
-    /** JdbcStoreProperties takes its defaults from dlock-jdbc, an optional dependency. */
-    private static final boolean JDBC_PRESENT =
-            ClassUtils.isPresent("dev.dlock.jdbc.JdbcLockBackend", UnknownPropertyCheck.class.getClassLoader());
-    /** MemcachedStoreProperties likewise takes its defaults from dlock-memcached. */
-    private static final boolean MEMCACHED_PRESENT =
-            ClassUtils.isPresent("dev.dlock.memcached.MemcachedLockBackend", UnknownPropertyCheck.class.getClassLoader());
 
     private Environment environment;
 
@@ -62,16 +55,26 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
 
     /** The {@code dlock.*} names set in {@code environment} (outside environment variables and system properties) that no dlock setting binds, with their origins. */
     static List<String> unknown(Environment environment) {
+        return unknown(environment, UnknownPropertyCheck.class.getClassLoader());
+    }
+
+    /**
+     * As {@link #unknown(Environment)}, with the store modules on {@code classLoader}'s class path: a store's properties
+     * class that takes its defaults from its module (JDBC, memcached) is bound only with that module, and without
+     * it the names under its prefix are left alone.
+     */
+    static List<String> unknown(Environment environment, ClassLoader classLoader) {
         Binder binder = Binder.get(environment);
         Recorder recorder = new Recorder();
         binder.bind(DLOCK, Bindable.of(DistributedLockProperties.class), recorder);
-        binder.bind(RedisStoreProperties.PREFIX, Bindable.of(RedisStoreProperties.class), recorder);
-        binder.bind(ZooKeeperStoreProperties.PREFIX, Bindable.of(ZooKeeperStoreProperties.class), recorder);
-        if (JDBC_PRESENT) {
-            binder.bind(JdbcStoreProperties.PREFIX, Bindable.of(JdbcStoreProperties.class), recorder);
-        }
-        if (MEMCACHED_PRESENT) {
-            binder.bind(MemcachedStoreProperties.PREFIX, Bindable.of(MemcachedStoreProperties.class), recorder);
+        List<ConfigurationPropertyName> unchecked = new ArrayList<>();
+        for (Store store : Store.values()) {
+            StoreModule module = store.module();
+            if (module.propertiesBind(classLoader)) {
+                binder.bind(module.propertiesPrefix(), Bindable.of(module.properties()), recorder);
+            } else if (module.exists()) {
+                unchecked.add(ConfigurationPropertyName.of(module.propertiesPrefix()));
+            }
         }
         Set<String> unknown = new LinkedHashSet<>();
         UnboundElementsSourceFilter checked = new UnboundElementsSourceFilter();
@@ -80,7 +83,7 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
                 continue;
             }
             iterable.filter(DLOCK::isAncestorOf).stream()
-                    .filter(name -> !recorder.binds(name) && (JDBC_PRESENT || !JDBC.isAncestorOf(name)))
+                    .filter(name -> !recorder.binds(name) && unchecked.stream().noneMatch(prefix -> prefix.isAncestorOf(name)))
                     .forEach(name -> unknown.add(withOrigin(source, name)));
         }
         return List.copyOf(unknown);

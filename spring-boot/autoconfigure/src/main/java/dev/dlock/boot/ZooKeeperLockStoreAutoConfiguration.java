@@ -5,6 +5,7 @@ import static dev.dlock.boot.BuilderProperty.set;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import dev.dlock.boot.DistributedLockProperties.Store;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.zookeeper.ZooKeeperLockBackend;
 import org.apache.curator.framework.CuratorFramework;
@@ -20,7 +21,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 
 /**
  * The ZooKeeper lock store for {@code dlock.store=zookeeper}: over the application's
@@ -31,7 +31,7 @@ import org.springframework.context.annotation.Conditional;
 @AutoConfiguration(before = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({ZooKeeperLockBackend.class, CuratorFramework.class})
 @ConditionalOnBooleanProperty(name = DistributedLockProperties.PREFIX + ".enabled", matchIfMissing = true)
-@Conditional(StoreCondition.ZooKeeper.class)
+@ConditionalOnLockStore(Store.ZOOKEEPER)
 @EnableConfigurationProperties(ZooKeeperStoreProperties.class)
 public class ZooKeeperLockStoreAutoConfiguration {
 

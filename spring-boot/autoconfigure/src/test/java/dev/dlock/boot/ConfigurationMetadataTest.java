@@ -27,11 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ConfigurationMetadataTest {
 
     /** The stores' properties classes, by prefix. */
-    private static final Map<String, Class<?>> STORE_PROPERTIES = Map.of(
-            RedisStoreProperties.PREFIX, RedisStoreProperties.class,
-            ZooKeeperStoreProperties.PREFIX, ZooKeeperStoreProperties.class,
-            JdbcStoreProperties.PREFIX, JdbcStoreProperties.class,
-            MemcachedStoreProperties.PREFIX, MemcachedStoreProperties.class);
+    private static final Map<String, Class<?>> STORE_PROPERTIES = Arrays.stream(DistributedLockProperties.Store.values())
+            .map(DistributedLockProperties.Store::module).filter(StoreModule::exists)
+            .collect(Collectors.toMap(StoreModule::propertiesPrefix, StoreModule::properties));
 
     @Test
     void everyDefaultOfDlockIsInTheMetadataAndBindsToTheSameValue() throws Exception {

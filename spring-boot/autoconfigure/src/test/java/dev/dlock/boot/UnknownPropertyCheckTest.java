@@ -2,6 +2,7 @@ package dev.dlock.boot;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.json.JsonParserFactory;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
@@ -60,6 +61,20 @@ class UnknownPropertyCheckTest {
                 new MapPropertySource(StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME,
                         Map.of("dlock.expected.boot.line", "4.1.")));
         assertThat(UnknownPropertyCheck.unknown(environment)).isEmpty();
+    }
+
+    /**
+     * A store whose properties class needs its module (JDBC, memcached) has its names checked only with the module:
+     * without it they are left alone, as no class can bind them.
+     */
+    @Test
+    void theNamesOfAStoreWhoseModuleIsMissingAreLeftAlone() {
+        Map<String, Object> properties = Map.of("dlock.jdbc.table-nmae", "locks", "dlock.memcached.servres", "h:1");
+        FilteredClassLoader withoutStores = new FilteredClassLoader("dev.dlock.jdbc.", "dev.dlock.memcached.");
+        assertThat(UnknownPropertyCheck.unknown(environment(properties), withoutStores)).isEmpty();
+        assertThat(UnknownPropertyCheck.unknown(environment(properties), getClass().getClassLoader()))
+                .hasSize(2).anySatisfy(name -> assertThat(name).startsWith("dlock.jdbc.table-nmae"))
+                .anySatisfy(name -> assertThat(name).startsWith("dlock.memcached.servres"));
     }
 
     private static StandardEnvironment environment(Map<String, Object> properties) {

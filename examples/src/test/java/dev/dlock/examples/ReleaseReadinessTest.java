@@ -74,7 +74,7 @@ class ReleaseReadinessTest {
                     .filter(name -> !name.startsWith(".") && !name.equals("target")).forEach(folders::add);
         }
         assertThat(folders).as("top-level folders (docs/modules.md)").containsExactlyInAnyOrder("annotations", "core",
-                "aspect-runtime", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend", "spring-boot",
+                "aspect-runtime", "fencing", "redis-backend", "jdbc-backend", "zookeeper-backend", "memcached-backend", "spring-boot",
                 "testing", "integration-tests", "examples", "benchmarks", "bom", "docs",
                 "shedlock", "spring-integration");
 

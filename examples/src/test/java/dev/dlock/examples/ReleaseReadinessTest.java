@@ -66,6 +66,42 @@ class ReleaseReadinessTest {
                 .contains("dlock-examples", "dlock-benchmarks", "dlock-aspect-tests", "dlock-boot-tests-boot4");
     }
 
+    /** Folder and artifact id differ only by the rules docs/modules.md gives ("Names"). */
+    @Test
+    void everyArtifactIdFollowsTheNamingRuleOfItsFolder() throws Exception {
+        NodeList modules = parse(ROOT.resolve("pom.xml")).getElementsByTagName("module");
+        assertThat(modules.getLength()).isGreaterThan(30);
+        for (int i = 0; i < modules.getLength(); i++) {
+            String module = modules.item(i).getTextContent().trim();
+            String artifactId = child(parse(ROOT.resolve(module).resolve("pom.xml")).getDocumentElement(), "artifactId");
+            assertThat(artifactId).as("artifact id of %s (docs/modules.md, Names)", module).isIn(namedAfter(module));
+        }
+    }
+
+    /** The artifact ids the naming rules of docs/modules.md allow for {@code folder}. */
+    private static List<String> namedAfter(String folder) {
+        String last = folder.substring(folder.lastIndexOf('/') + 1);
+        if (folder.endsWith("-backend")) {
+            return List.of("dlock-" + folder.substring(0, folder.length() - "-backend".length()));
+        }
+        if (folder.equals("aspect-runtime")) {
+            return List.of("dlock-spring");
+        }
+        if (folder.startsWith("spring-boot/")) {
+            String line = folder.endsWith("boot3") ? "3" : "";
+            String store = folder.startsWith("spring-boot/starters/") ? last.replace("-boot3", "") + "-" : "";
+            return List.of("dlock-" + store + "spring-boot" + line + "-starter");
+        }
+        if (folder.startsWith("spring-integration/si")) {
+            String version = last.substring("si".length());
+            return List.of("dlock-spring-integration" + (version.equals("7") ? "" : version));
+        }
+        if (folder.startsWith("integration-tests/")) {
+            return List.of("dlock-" + last + "-tests", "dlock-boot-tests-" + last);
+        }
+        return List.of("dlock-" + last);
+    }
+
     @Test
     void theTreeIsTheDesignCardsAndNoStoreDependsOnSpringOrAspectJ() throws Exception {
         Set<String> folders = new TreeSet<>();

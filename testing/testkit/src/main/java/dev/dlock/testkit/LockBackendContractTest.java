@@ -458,9 +458,9 @@ public abstract class LockBackendContractTest {
 
     @Test
     void theWatchdogKeepsALeaseAliveForFourTimesItsLength() {
-        // 750 ms: renewed every 250 ms, so only a stall of about half a second would lose it; four lease lengths
-        // show that it is renewed, not merely that it had not run out yet.
-        Duration lease = Duration.ofMillis(750);
+        // 1.5 s: renewed every 500 ms, so only a stall of a second would lose it (a 750 ms lease lost a PostgreSQL
+        // renewal beside other builds); four lease lengths show that it is renewed, not merely not run out yet.
+        Duration lease = Duration.ofMillis(1_500);
         AtomicInteger renewed = new AtomicInteger();
         RecordingBackend backend = newBackend();
         LockManager locks = manager(backend, b -> b.leaseTime(lease).listener(renewals(renewed)));

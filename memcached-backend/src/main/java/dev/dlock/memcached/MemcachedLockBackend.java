@@ -41,9 +41,10 @@ import dev.dlock.core.spi.StoreNode;
  * ({@link ReleaseResult#NOT_OWNER}); when that record is gone too (evicted, restarted) the answer is
  * {@code NOT_OWNER}: a holder is never told its release was clean when the store cannot show it.
  *
- * <p><b>Time.</b> memcached counts TTLs in whole seconds on a clock that ticks once a second, so an item of
- * {@code n} seconds lives between {@code n - 1} and {@code n}; a lease is stored for its length rounded up to
- * a second, plus one, and the key may stay taken up to two seconds after a crashed holder's lease. No client
+ * <p><b>Time.</b> memcached counts TTLs in whole seconds on a clock that a timer moves once a second, so an item
+ * of {@code n} seconds may go after {@code n - 1}, and after {@code n - 2} when the request was read before a late
+ * tick (a loaded machine, a stopped process); a lease is stored for its length rounded up to a second, plus two, and
+ * the key may stay taken up to three seconds after a crashed holder's lease. No client
  * clock is read. Leases are at most {@link #MAX_LEASE} (memcached reads a longer TTL as a date).
  *
  * <p><b>Waiting and servers.</b> memcached cannot push release notices: waiters poll with the engine's backoff.
@@ -417,14 +418,14 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
 
     /**
      * The TTL that keeps an item at least {@code leaseMillis}: memcached's clock ticks once a second, so an item of
-     * {@code n} seconds may go after {@code n - 1}.
+     * {@code n} seconds may go after {@code n - 1}, or after {@code n - 2} when read before a tick up to a second late.
      */
     static long ttlSeconds(long leaseMillis) {
         if (leaseMillis <= 0 || leaseMillis > MAX_LEASE.toMillis()) {
             throw new IllegalArgumentException("a memcached lease must be positive and at most " + MAX_LEASE.toDays()
                     + " days (memcached reads a longer TTL as a date), got " + leaseMillis + " ms");
         }
-        return Math.floorDiv(leaseMillis + 999, 1000) + 1;
+        return Math.floorDiv(leaseMillis + 999, 1000) + 2;
     }
 
     private static long ownerTtl(long lockTtl) {

@@ -6,7 +6,10 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses the duration attributes of {@code @DistributedLock}: {@code "0"}, {@code "500ms"}, {@code "5s"}, {@code "2m"}, {@code "1h"}, {@code "1d"}, ISO-8601 {@code "PT5S"}. */
+/**
+ * Parses the duration attributes of {@code @DistributedLock}: {@code "0"}, {@code "500ms"}, {@code "5s"}, {@code "2m"},
+ * {@code "1h"}, {@code "1d"}, ISO-8601 {@code "PT5S"}.
+ */
 public final class LockDurations {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)?");
@@ -42,7 +45,8 @@ public final class LockDurations {
             }
             return parsed;
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a duration; use \"0\", \"500ms\", \"5s\", \"2m\", \"1h\", \"1d\" or ISO-8601 like \"PT5S\"", e);
+            throw new IllegalArgumentException("'" + text + "' is not a duration; use \"0\", \"500ms\", \"5s\", \"2m\", \"1h\", "
+                    + "\"1d\" or ISO-8601 like \"PT5S\"", e);
         }
     }
 }

@@ -392,7 +392,8 @@ public final class PeerBenchmarks {
                 + "JVM and of the library's renewal threads (ms of CPU per second of holding), and lapses: held keys "
                 + "missing from Redis at the end.");
         report.add("");
-        report.add("| library | leases | Redis commands/s | script calls / 100 leases / 10 s | JVM CPU ms/s | renewal threads CPU ms/s | lapses | acquiring took s | busiest commands |");
+        report.add("| library | leases | Redis commands/s | script calls / 100 leases / 10 s | JVM CPU ms/s "
+                + "| renewal threads CPU ms/s | lapses | acquiring took s | busiest commands |");
         report.add("|---|---|---|---|---|---|---|---|---|");
         for (HeldLeasesPeers.Row row : rows) {
             report.add(String.format(Locale.ROOT, "| %s | %,d | %,.1f | %.2f | %.1f | %.1f | %d | %.1f | %s |", row.library(), row.leases(),

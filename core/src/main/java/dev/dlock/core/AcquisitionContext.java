@@ -18,7 +18,10 @@ public final class AcquisitionContext {
     private final String lockName;
     private final String key;
     private final LockKind kind;
-    /** Slot, value, slot, value...; guarded by this. Events of one acquisition may come from two threads at once (a loss found by the watchdog during the release). */
+    /**
+     * Slot, value, slot, value...; guarded by this. Events of one acquisition may come from two threads at once (a loss
+     * found by the watchdog during the release).
+     */
     private Object[] attachments = NONE;
 
     /** The acquisition of {@code key} under lock {@code lockName}, as {@code kind}; public for tests of a listener. */

@@ -180,7 +180,8 @@ class MemcachedLockBackendTest {
         MemcachedLockBackend store = backend();
         String owner = owner();
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 5_000)).isInstanceOf(AcquireResult.Acquired.class);
-        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 20_000)).as("the same owner again (a lost reply)").isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner, 20_000)).as("the same owner again (a lost reply)")
+                .isInstanceOf(AcquireResult.Acquired.class);
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, owner(), 5_000)).isInstanceOfSatisfying(AcquireResult.Held.class,
                 held -> assertThat(held.remainingTtlMillis()).as("the repeated call set the lease to 20 s").isGreaterThan(15_000L));
     }

@@ -31,7 +31,10 @@ public class JdbcStoreProperties {
     /** Whether the schema is created at startup; deprecated: use initialize-schema (true: always, false: never). */
     private Boolean createSchema;
 
-    /** The database's dialect (postgresql, mariadb, mysql, h2); detected from the connection when not set; mysql forces the token path without a sequence, also on MariaDB. */
+    /**
+     * The database's dialect (postgresql, mariadb, mysql, h2); detected from the connection when not set; mysql forces
+     * the token path without a sequence, also on MariaDB.
+     */
     private JdbcDialect dialect;
 
     /** The timeout of every lock statement (whole seconds, 1s to 30s). */

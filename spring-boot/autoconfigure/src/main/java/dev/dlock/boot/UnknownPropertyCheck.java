@@ -53,7 +53,10 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
         }
     }
 
-    /** The {@code dlock.*} names set in {@code environment} (outside environment variables and system properties) that no dlock setting binds, with their origins. */
+    /**
+     * The {@code dlock.*} names set in {@code environment} (outside environment variables and system properties) that
+     * no dlock setting binds, with their origins.
+     */
     static List<String> unknown(Environment environment) {
         return unknown(environment, UnknownPropertyCheck.class.getClassLoader());
     }

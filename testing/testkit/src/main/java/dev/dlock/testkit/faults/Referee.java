@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * <p>Protocol, one line per request and one reply line ({@code OK} or {@code STALE}):
  * {@code ENTER key token section}, {@code WRITE key token section}, {@code LEAVE key token section} (sent
  * before the release, so the wall-clock window ends while the lock is still held), {@code EXIT key token
- * section lost(0|1)} (after the release, with what it reported), {@code ERROR kind}. A section id is unique per acquisition; a worker's connection closing (the JVM
- * was killed) takes its sections out of the keys they were in.
+ * section lost(0|1)} (after the release, with what it reported), {@code ERROR kind}. A section id is unique per
+ * acquisition; a worker's connection closing (the JVM was killed) takes its sections out of the keys they were in.
  */
 final class Referee implements AutoCloseable {
 

@@ -390,7 +390,7 @@ public final class LockManager implements AutoCloseable {
 
     /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */
     private Optional<Lease> localLease(String key, String owner) {
-        for (int family = 0; family < 3; family++) {
+        for (LockKind.Family family : LockKind.Family.values()) {
             KeyGate gate = gates.get(new GateKey(family, key));
             if (gate == null) {
                 continue;
@@ -438,7 +438,7 @@ public final class LockManager implements AutoCloseable {
     private List<LockHolder> localHolders(LockKind kind, String key) {
         List<LockHolder> holders = new ArrayList<>();
         long now = System.nanoTime();
-        for (int family = 0; family < 3; family++) {
+        for (LockKind.Family family : LockKind.Family.values()) {
             KeyGate gate = gates.get(new GateKey(family, key));
             if (gate == null) {
                 continue;
@@ -797,7 +797,7 @@ public final class LockManager implements AutoCloseable {
         // Kept before the holder is looked at, while held() publishes the lease before it looks here: whichever
         // comes second sees the other.
         acquiringOwners.replace(owner, NO_LOSS, reason);
-        KeyGate gate = gates.get(new GateKey(LockKind.EXCLUSIVE.family(), key));
+        KeyGate gate = gates.get(new GateKey(LockKind.Family.EXCLUSIVE, key));
         Lease lease = gate == null ? null : gate.holder;
         if (lease != null && lease.owner.equals(owner)) {
             leaseLost(lease, reason);
@@ -809,7 +809,7 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** A key's gate is per family of kinds: the families are separate locks in the store. */
-    private record GateKey(int family, String key) {
+    private record GateKey(LockKind.Family family, String key) {
     }
 
     /** Configures a {@link LockManager}. */

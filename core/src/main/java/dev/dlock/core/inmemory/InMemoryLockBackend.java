@@ -252,7 +252,7 @@ public final class InMemoryLockBackend implements LockBackend {
         Objects.requireNonNull(retiredOwner, "retiredOwner");
         long keepNanos = leaseNanos(keepMillis);
         RenewalResult[] result = {RenewalResult.EXPIRED};
-        if (kind.family() == LockKind.EXCLUSIVE.family()) {
+        if (kind.family() == LockKind.Family.EXCLUSIVE) {
             records.computeIfPresent(key, (k, current) -> {
                 long now = clock.getAsLong();
                 if (!current.heldAt(now)) {
@@ -304,7 +304,7 @@ public final class InMemoryLockBackend implements LockBackend {
     public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
         Objects.requireNonNull(owner, "owner");
         long[] issued = {0};
-        if (kind.family() == LockKind.EXCLUSIVE.family()) {
+        if (kind.family() == LockKind.Family.EXCLUSIVE) {
             records.computeIfPresent(key, (k, current) -> {
                 if (!current.heldBy(owner, clock.getAsLong())) {
                     return current;
@@ -520,7 +520,7 @@ public final class InMemoryLockBackend implements LockBackend {
         List<RenewalResult> results = new ArrayList<>(batch.size());
         for (LeaseRenewal renewal : batch) {
             long leaseNanos = leaseNanos(renewal.leaseMillis());
-            if (renewal.kind().family() != LockKind.EXCLUSIVE.family()) {
+            if (renewal.kind().family() != LockKind.Family.EXCLUSIVE) {
                 results.add(renewShare(renewal, leaseNanos));
                 continue;
             }
@@ -577,7 +577,7 @@ public final class InMemoryLockBackend implements LockBackend {
 
         private List<StoredHolder> visit(LockKind kind, String key, boolean free) {
             List<StoredHolder> found = new ArrayList<>();
-            if (kind.family() == LockKind.EXCLUSIVE.family()) {
+            if (kind.family() == LockKind.Family.EXCLUSIVE) {
                 records.computeIfPresent(key, (k, current) -> {
                     long now = clock.getAsLong();
                     if (!current.heldAt(now)) {

@@ -58,7 +58,7 @@ final class Acquisition {
     private final Runnable waker;
     private boolean ownsTurn;
     /** The key a releasing holder passed on with the turn, until the next attempt records it (or {@link #giveUp} frees it). */
-    private KeyGate.HandOff handedOver;
+    private LocalTurn.HandOff handedOver;
     private boolean subscribed;
     private String owner;
     /**
@@ -97,7 +97,7 @@ final class Acquisition {
         try {
             step = takesTurn ? enterTurn() : AGAIN;
             while (step instanceof Wait wait) {
-                gate.awaitNotices(wait.notices(), wait.nanos());
+                gate.notices.awaitNotices(wait.notices(), wait.nanos());
                 step = attempt();
             }
             return step;
@@ -126,7 +126,7 @@ final class Acquisition {
                 return true;
             }
         };
-        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
+        LocalTurn.Turn turn = gate.turn.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
                 OwnerTokens.holderName(Thread.currentThread()), request.readsFencingToken());
         if (turn.owned()) {
             // Also when refused: a releasing holder reserved this waiter, and what it passed on is given back.
@@ -139,12 +139,12 @@ final class Acquisition {
     }
 
     /** This acquisition's place in the gate's queue, for one that must not block; null for a fair lock, which takes no turn. */
-    KeyGate.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
-        return takesTurn ? gate.enterAsync(leaseMillis, watched, asyncHolder, request.readsFencingToken(), onFirstOrHolderChanged) : null;
+    LocalTurn.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
+        return takesTurn ? gate.turn.enterAsync(leaseMillis, watched, asyncHolder, request.readsFencingToken(), onFirstOrHolderChanged) : null;
     }
 
     /** The turn is ours, with the key if the releasing holder handed it over: the next attempt records it. */
-    void turnGranted(KeyGate.HandOff handOff) {
+    void turnGranted(LocalTurn.HandOff handOff) {
         ownsTurn = takesTurn;
         handedOver = handOff;
     }
@@ -165,7 +165,7 @@ final class Acquisition {
         if (handedOver != null) {
             return keepHandedOver();
         }
-        long noticesSeen = gate.noticeCount();
+        long noticesSeen = gate.notices.noticeCount();
         manager.expectGrant(owner);
         long sentAt = System.nanoTime();
         long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
@@ -195,11 +195,11 @@ final class Acquisition {
             // Subscribe, then try again at once: a release between our attempt and the
             // subscription would otherwise go unnoticed until the lease ran out.
             subscribed = true;
-            gate.subscribe(manager.notices, key, waker, waker == null ? Math.min(remaining, SUBSCRIBE_WAIT_NANOS) : 0);
+            gate.notices.subscribe(manager.notices, key, waker, waker == null ? Math.min(remaining, SUBSCRIBE_WAIT_NANOS) : 0);
             return AGAIN;
         }
         AcquireResult.Held held = (AcquireResult.Held) result;
-        long pause = pacing.nextPauseNanos(gate.noticesActive(), TimeUnit.MILLISECONDS.toNanos(held.remainingTtlMillis()),
+        long pause = pacing.nextPauseNanos(gate.notices.active(), TimeUnit.MILLISECONDS.toNanos(held.remainingTtlMillis()),
                 remaining, request);
         // Fair waiters of one JVM all wait in the store at once: with w waiters ahead the turn comes after w + 1
         // releases; one fewer in case a release came between reading the count and the store's answer.
@@ -229,7 +229,7 @@ final class Acquisition {
         if (deadline - System.nanoTime() <= 0) {
             return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
         }
-        KeyGate.HandOff handOff = handedOver;
+        LocalTurn.HandOff handOff = handedOver;
         handedOver = null;
         Step step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
         if (step == AGAIN) {
@@ -243,7 +243,7 @@ final class Acquisition {
      * trying, and the turn is given back.
      */
     void giveUp() {
-        gate.stopWaking(waker);
+        gate.notices.stopWaking(waker);
         if (handedOver != null) {
             giveBack(handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
@@ -253,7 +253,7 @@ final class Acquisition {
         }
         if (ownsTurn) {
             ownsTurn = false;
-            gate.leave();
+            gate.turn.leave();
         }
     }
 
@@ -290,19 +290,16 @@ final class Acquisition {
             giveBack(owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
-        gate.stopWaking(waker);
+        gate.notices.stopWaking(waker);
+        gate.holders.add(lease);
         if (kind.shared()) {
-            gate.sharedHolders.add(lease);
             if (ownsTurn) {
                 ownsTurn = false;
-                gate.leave();
+                gate.turn.leave();
             }
-        } else {
-            gate.holder = lease;
-            if (lease.hasTurn() && !watched) {
-                // Only the lease's own expiry ends a fixed lease: the first waiter must know when to look.
-                gate.turnHolderSet();
-            }
+        } else if (lease.hasTurn() && !watched) {
+            // Only the lease's own expiry ends a fixed lease: the first waiter must know when to look.
+            gate.turn.turnHolderSet();
         }
         manager.recordHeld(lease, renewed, sentAt);
         return new Taken(lease);

@@ -272,12 +272,8 @@ public final class LockManager implements AutoCloseable {
         List<HeldLock> held = new ArrayList<>();
         long now = System.nanoTime();
         for (KeyGate gate : gates.values()) {
-            Lease lease = gate.holder;
-            if (lease != null) {
+            for (Lease lease : gate.holders.all()) {
                 held.add(heldLock(lease, now));
-            }
-            for (Lease shared : gate.sharedHolders) {
-                held.add(heldLock(shared, now));
             }
         }
         return held;
@@ -392,17 +388,9 @@ public final class LockManager implements AutoCloseable {
     private Optional<Lease> localLease(String key, String owner) {
         for (LockKind.Family family : LockKind.Family.values()) {
             KeyGate gate = gates.get(new GateKey(family, key));
-            if (gate == null) {
-                continue;
-            }
-            Lease exclusive = gate.holder;
-            if (exclusive != null && exclusive.owner.equals(owner)) {
-                return Optional.of(exclusive);
-            }
-            for (Lease shared : gate.sharedHolders) {
-                if (shared.owner.equals(owner)) {
-                    return Optional.of(shared);
-                }
+            Lease lease = gate == null ? null : gate.holders.ownedBy(owner);
+            if (lease != null) {
+                return Optional.of(lease);
             }
         }
         return Optional.empty();
@@ -443,12 +431,7 @@ public final class LockManager implements AutoCloseable {
             if (gate == null) {
                 continue;
             }
-            List<Lease> leases = new ArrayList<>(gate.sharedHolders);
-            Lease exclusive = gate.holder;
-            if (exclusive != null) {
-                leases.add(0, exclusive);
-            }
-            for (Lease lease : leases) {
+            for (Lease lease : gate.holders.all()) {
                 if (kind == null || lease.kind.mode() == kind.mode()) {
                     holders.add(LockHolder.of(new StoredHolder(lease.owner, lease.keptBySession ? StoredHolder.NO_EXPIRY
                             : Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - now)))));
@@ -558,11 +541,7 @@ public final class LockManager implements AutoCloseable {
     List<Lease> heldLeases() {
         List<Lease> held = new ArrayList<>();
         for (KeyGate gate : gates.values()) {
-            Lease lease = gate.holder;
-            if (lease != null) {
-                held.add(lease);
-            }
-            held.addAll(gate.sharedHolders);
+            held.addAll(gate.holders.all());
         }
         return held;
     }
@@ -603,11 +582,11 @@ public final class LockManager implements AutoCloseable {
             return null;
         }
         Thread me = Thread.currentThread();
-        Lease held = current.holder;
+        Lease held = current.holders.exclusive();
         if (held != null && held.ownerThread == me && held.reenter()) {
             return new LeaseHandle(held, true);
         }
-        for (Lease shared : current.sharedHolders) {
+        for (Lease shared : current.holders.shared()) {
             if (shared.ownerThread != me) {
                 continue;
             }
@@ -733,7 +712,7 @@ public final class LockManager implements AutoCloseable {
             return last[0] ? null : current;
         });
         if (last[0]) {
-            gate.closeSubscription();
+            gate.notices.close();
         }
         if (closed) {
             // After the gate was cleared: the shutdown's wait for holds to end looks again.
@@ -798,7 +777,7 @@ public final class LockManager implements AutoCloseable {
         // comes second sees the other.
         acquiringOwners.replace(owner, NO_LOSS, reason);
         KeyGate gate = gates.get(new GateKey(LockKind.Family.EXCLUSIVE, key));
-        Lease lease = gate == null ? null : gate.holder;
+        Lease lease = gate == null ? null : gate.holders.exclusive();
         if (lease != null && lease.owner.equals(owner)) {
             leaseLost(lease, reason);
         }

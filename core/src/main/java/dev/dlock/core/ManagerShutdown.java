@@ -142,7 +142,7 @@ final class ManagerShutdown {
 
     /** Whether {@code lease} is still in its gate (its holder has not finished releasing it) and not the closing thread's. */
     private static boolean stillHeld(Lease lease, Thread closing) {
-        boolean inGate = lease.kind.shared() ? lease.gate.sharedHolders.contains(lease) : lease.gate.holder == lease;
+        boolean inGate = lease.gate.holders.contains(lease);
         return inGate && lease.ownerThread != closing;
     }
 

@@ -182,7 +182,7 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Optional capability: reading who holds a key in the store (any JVM's holder) and an operator's forced release.
-     * Empty (the default): the store cannot say, and {@code LockManager.holders} answers with this JVM's holds only.
+     * Empty (the default): the store cannot say, and {@code LockAdmin.holders} answers with this JVM's holds only.
      */
     default Optional<HolderInspection> holderInspection() {
         return Optional.empty();

@@ -714,7 +714,7 @@ public abstract class LockBackendContractTest {
         LockManager jvm = manager(backend, b -> { });
         LockHandle stuck = jvm.acquire(key, Duration.ZERO);
         CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());
-        assertThat(jvm.forceRelease(key)).as("the holders removed").hasSize(1);
+        assertThat(jvm.admin().forceRelease(key)).as("the holders removed").hasSize(1);
         // The watched lease is 30 s: its next renewal would come after 10 s, its release never.
         try (LockHandle next = waiter.get(5, TimeUnit.SECONDS)) {
             assertThat(stuck.isHeld()).isFalse();
@@ -734,7 +734,7 @@ public abstract class LockBackendContractTest {
         assertThat(lock.state()).isEqualTo(LockState.LOST);
         assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).as("a lost lease is not re-entered").isInstanceOf(LockLostException.class);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
     @Test
@@ -858,7 +858,7 @@ public abstract class LockBackendContractTest {
         assertThat(outcome.get()).isInstanceOfSatisfying(LockNotAcquiredException.class,
                 e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED));
         assertThat(stillInterrupted).as("interrupt status kept").isTrue();
-        assertThat(waiter.heldLocks()).isEmpty();
+        assertThat(waiter.admin().heldLocks()).isEmpty();
         assertFree(waiter, key, "the key is free");
     }
 
@@ -939,7 +939,7 @@ public abstract class LockBackendContractTest {
             assertThat(other.tryAcquire(key)).as("held after three leases' time").isEmpty();
         }
         assertThat(backend.renewals).as("renewals sent").isEmpty();
-        assertThat(locks.watchdogRenewCallCount()).isZero();
+        assertThat(locks.admin().watchdogRenewCallCount()).isZero();
         assertFree(other, key, "the key is free");
     }
 

@@ -45,11 +45,11 @@ public class DistributedLockEndpoint {
     /** The locks held now, longest held first. */
     @ReadOperation
     public HeldLocksDescriptor heldLocks() {
-        List<HeldLockDescriptor> locks = lockManager.heldLocks().stream()
+        List<HeldLockDescriptor> locks = lockManager.admin().heldLocks().stream()
                 .sorted(Comparator.comparing(HeldLock::heldFor).reversed())
                 .map(HeldLockDescriptor::of)
                 .toList();
-        return new HeldLocksDescriptor(locks.size(), lockManager.watchedLeaseCount(), locks);
+        return new HeldLocksDescriptor(locks.size(), lockManager.admin().watchedLeaseCount(), locks);
     }
 
     /**
@@ -62,7 +62,7 @@ public class DistributedLockEndpoint {
     @ReadOperation
     public LockHoldersDescriptor holders(@Selector String name, String key) {
         requireKeyOf(name, key);
-        return new LockHoldersDescriptor(name, key, acrossInstances(), lockManager.holders(key));
+        return new LockHoldersDescriptor(name, key, acrossInstances(), lockManager.admin().holders(key));
     }
 
     /**
@@ -90,10 +90,10 @@ public class DistributedLockEndpoint {
      * meter series), when nobody holds it.
      */
     List<LockHolder> forceReleaseIfHeld(String name, String key) {
-        if (lockManager.holders(key).isEmpty()) {
+        if (lockManager.admin().holders(key).isEmpty()) {
             return List.of();
         }
-        return lockManager.forceRelease(name, key);
+        return lockManager.admin().forceRelease(name, key);
     }
 
     /**
@@ -106,7 +106,7 @@ public class DistributedLockEndpoint {
     String notAKeyOf(String name, String key) {
         LockManager.validKey(key);
         if (key.startsWith(name + ":")
-                || lockManager.heldLocks().stream().anyMatch(lock -> lock.lockName().equals(name) && lock.key().equals(key))) {
+                || lockManager.admin().heldLocks().stream().anyMatch(lock -> lock.lockName().equals(name) && lock.key().equals(key))) {
             return null;
         }
         return "key '" + key + "' is not a key of lock '" + name + "': give the key as GET /actuator/" + ID

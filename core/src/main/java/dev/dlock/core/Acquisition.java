@@ -3,6 +3,7 @@ package dev.dlock.core;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.core.spi.StoreNode;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +44,10 @@ final class Acquisition {
     /** Ask again at once: just subscribed to release notices, or a grant came too late to keep. */
     static final Step AGAIN = new Wait(0, 0);
 
+    /** How a blocking acquisition ended: the handle, or why not and how long it waited. */
+    record Outcome(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
+    }
+
     private final LockManager manager;
     private final LockRequest request;
     private final String key;
@@ -80,7 +85,7 @@ final class Acquisition {
         this.asyncHolder = waker == null ? null : "async:" + OwnerTokens.holderName(Thread.currentThread());
         this.events = new AcquisitionContext(request.name(), key, request.kind());
         manager.listener.onAcquireAttempt(events);
-        this.gate = manager.enterGate(request.kind(), key);
+        this.gate = manager.gates.enter(request.kind(), key);
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
         this.watched = request.leaseTime() == null;
         this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
@@ -89,6 +94,25 @@ final class Acquisition {
     /** How long this acquisition may wait for the key. */
     Duration waitTime() {
         return manager.waitTimeOf(request);
+    }
+
+    /** Runs the blocking acquisition to its end: the handle (the lock order learnt), or the refusal (the gate left). */
+    Outcome run() {
+        Step outcome;
+        try {
+            outcome = block();
+        } catch (RuntimeException | Error e) {
+            failed(null, e);
+            throw e;
+        }
+        if (outcome instanceof Taken taken) {
+            if (manager.lockOrder != null) {
+                manager.lockOrder.acquired(taken.lease(), request.callSite());
+            }
+            return new Outcome(taken(taken.lease()), null, 0);
+        }
+        LockNotAcquiredException.Reason reason = ((Refused) outcome).reason();
+        return new Outcome(null, reason, failed(reason, null).toNanos());
     }
 
     /** The blocking acquisition: this JVM's turn, then store attempts until one ends it, the thread parked between them. */
@@ -166,9 +190,9 @@ final class Acquisition {
             return keepHandedOver();
         }
         long noticesSeen = gate.notices.noticeCount();
-        manager.expectGrant(owner);
+        manager.losses.expectGrant(owner);
         long sentAt = System.nanoTime();
-        long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
+        long storeLeaseMillis = storeLeaseMillis();
         AcquireResult result;
         try {
             // A holder that reads its token has the store issue it in this call (no round trip of its own later).
@@ -217,7 +241,7 @@ final class Acquisition {
         manager.leaveGate(request.kind(), key, gate);
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         manager.listener.onAcquireFailed(events, error != null ? LockListener.AcquireFailure.ERROR
-                : LockManager.failureOf(reason), waited, error);
+                : failureOf(reason), waited, error);
         return waited;
     }
 
@@ -249,7 +273,7 @@ final class Acquisition {
             handedOver = null;
         }
         if (owner != null) {
-            manager.withdrawQuietly(request.kind(), key, owner);
+            withdrawQuietly(owner);
         }
         if (ownsTurn) {
             ownsTurn = false;
@@ -274,7 +298,7 @@ final class Acquisition {
             giveBack(owner, fencingToken);
             // A released owner token is never used again: a store may tell a repeated release by its owner (Redis
             // records the releasing owner), and this owner's next lease must not pass for the one just given back.
-            manager.withdrawQuietly(kind, key, owner);
+            withdrawQuietly(owner);
             owner = null;
             return AGAIN;
         }
@@ -311,7 +335,7 @@ final class Acquisition {
      */
     private void giveBack(String grantedOwner, long fencingToken) {
         if (!manager.releases.releaseQuietly(request.kind(), key, grantedOwner, fencingToken)) {
-            manager.unknownAttempts.add(request.kind(), key, grantedOwner, manager.storeLeaseMillis(watched, leaseMillis));
+            manager.unknownAttempts.add(request.kind(), key, grantedOwner, storeLeaseMillis());
         }
     }
 
@@ -329,5 +353,28 @@ final class Acquisition {
             log.debug("dlock could not confirm the late grant of key '{}': {}", lease.key, e.toString());
             return false;
         }
+    }
+
+    /** The lease the store is asked for: a session-keeping store holds watchdog leases until released. */
+    private long storeLeaseMillis() {
+        return watched && manager.sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis;
+    }
+
+    /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
+    private void withdrawQuietly(String owner) {
+        manager.losses.grantWithdrawn(owner);
+        try {
+            manager.backend().withdraw(request.kind(), key, owner);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
+        }
+    }
+
+    private static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
+        return switch (reason) {
+            case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
+            case ABORTED -> LockListener.AcquireFailure.ABORTED;
+            case INTERRUPTED -> LockListener.AcquireFailure.INTERRUPTED;
+        };
     }
 }

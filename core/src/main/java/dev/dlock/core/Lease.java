@@ -48,7 +48,7 @@ final class Lease {
     volatile String lostReason;
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
-    volatile Watchdog.Slot slot;
+    volatile RenewalSlots.Slot slot;
     /** How many times in a row the key passed to this lease from a local holder while another owner waited for it. */
     int handOffStreak;
     /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
@@ -220,7 +220,7 @@ final class Lease {
             }
             OptionalLong issued = manager.backend().issueFencingToken(kind, key, owner);
             if (issued.isEmpty()) {
-                manager.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
+                manager.losses.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
                 throw new LockLostException(lockName, key, lostReason);
             }
             fencingToken = issued.getAsLong();

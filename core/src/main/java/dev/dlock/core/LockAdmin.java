@@ -34,7 +34,7 @@ public final class LockAdmin {
     public List<HeldLock> heldLocks() {
         List<HeldLock> held = new ArrayList<>();
         long now = System.nanoTime();
-        for (Lease lease : manager.heldLeases()) {
+        for (Lease lease : manager.gates.held()) {
             held.add(heldLock(lease, now));
         }
         return held;
@@ -136,7 +136,7 @@ public final class LockAdmin {
         // This JVM's removed holders lose their lease now, not at their next renewal: their turn on the key goes to
         // the JVM's next waiter at once, as the key went to every other JVM.
         for (LockHolder holder : removed) {
-            localLease(key, holder.owner()).ifPresent(lease -> manager.leaseLost(lease, ForcedReleases.REASON, false));
+            localLease(key, holder.owner()).ifPresent(lease -> manager.losses.leaseLost(lease, ForcedReleases.REASON, false));
         }
         log.warn("dlock forced release of key '{}' (lock '{}'), an operator's order: {}", key, lockName, removed.isEmpty()
                 ? "nobody held it" : "removed " + removed.stream()
@@ -147,7 +147,7 @@ public final class LockAdmin {
 
     /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */
     private Optional<Lease> localLease(String key, String owner) {
-        return manager.leasesOf(key).stream().filter(lease -> lease.owner.equals(owner)).findFirst();
+        return manager.gates.of(key).stream().filter(lease -> lease.owner.equals(owner)).findFirst();
     }
 
     /** The holders {@code read} answers for {@code key} as {@code kind}, or as every kind the store takes when null. */
@@ -180,7 +180,7 @@ public final class LockAdmin {
     private List<LockHolder> localHolders(LockKind kind, String key) {
         List<LockHolder> holders = new ArrayList<>();
         long now = System.nanoTime();
-        for (Lease lease : manager.leasesOf(key)) {
+        for (Lease lease : manager.gates.of(key)) {
             if (kind == null || lease.kind.mode() == kind.mode()) {
                 holders.add(LockHolder.of(new StoredHolder(lease.owner, lease.keptBySession ? StoredHolder.NO_EXPIRY
                         : Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - now)))));

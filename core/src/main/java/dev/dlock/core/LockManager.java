@@ -5,17 +5,13 @@ import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.SessionLeases;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -37,10 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class LockManager implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(LockManager.class);
-
     /** The longest key accepted, in UTF-8 bytes. */
-    public static final int MAX_KEY_BYTES = 1024;
+    public static final int MAX_KEY_BYTES = LockKeys.MAX_KEY_BYTES;
     /** The watchdog-managed lease when none is configured. */
     public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
     /** The shortest watchdog-managed lease; the rule is the one for every lease, {@link LockRequest#MIN_LEASE_TIME}. */
@@ -79,18 +73,11 @@ public final class LockManager implements AutoCloseable {
     final LeaseRelease releases;
     final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
-    private volatile AsyncRuntime asyncRuntime;
-    /** How the threads waiting in the key gates time out: the JDK's clock, or a model checker's. */
-    private volatile KeyGate.TimedWait timedWait = KeyGate.TimedWait.JDK;
-    private final Object asyncRuntimeLock = new Object();
-    private final ConcurrentHashMap<GateKey, KeyGate> gates = new ConcurrentHashMap<>();
-    /**
-     * On a session-keeping store, the owners whose acquisition is under way, with the loss the store reported for
-     * one of them before its grant was recorded as a lease ({@link #NO_LOSS} while none): the store may report a grant
-     * lost (its session ended) before the acquiring thread records it, and the report must not be dropped.
-     */
-    private final ConcurrentHashMap<String, String> acquiringOwners = new ConcurrentHashMap<>();
-    private static final String NO_LOSS = "";
+    private final AsyncRuntime.OnFirstUse asyncRuntime = new AsyncRuntime.OnFirstUse();
+    /** The keys in use, each with its local turn, leases and release notices. */
+    final KeyGates gates = new KeyGates();
+    /** Marks leases lost and tells their holders. */
+    final LeaseLosses losses;
     final AtomicInteger watchedLeases = new AtomicInteger();
     /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
     final LockOrderMonitor lockOrder;
@@ -117,7 +104,8 @@ public final class LockManager implements AutoCloseable {
         this.sessionKept = sessionLeases.isPresent();
         this.handOffs = builder.localHandOff && !sessionKept && capabilities.handOff();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
-        sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
+        this.losses = new LeaseLosses(this, sessionKept);
+        sessionLeases.ifPresent(session -> session.addLeaseLossListener(losses::storeReported));
         this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
@@ -151,11 +139,11 @@ public final class LockManager implements AutoCloseable {
      * @throws LockLostException when the thread re-enters a lease of its own that may have run out
      */
     public LockHandle acquire(LockRequest request) {
-        Attempt attempt = attempt(request);
-        if (attempt.handle != null) {
-            return attempt.handle;
+        Acquisition.Outcome attempt = attempt(request);
+        if (attempt.handle() != null) {
+            return attempt.handle();
         }
-        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure, Duration.ofNanos(attempt.waitedNanos),
+        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure(), Duration.ofNanos(attempt.waitedNanos()),
                 waitTimeOf(request));
     }
 
@@ -171,7 +159,7 @@ public final class LockManager implements AutoCloseable {
      * @throws LockBackendException when the store cannot be reached
      */
     public Optional<LockHandle> tryAcquire(LockRequest request) {
-        return Optional.ofNullable(attempt(request).handle);
+        return Optional.ofNullable(attempt(request).handle());
     }
 
     /**
@@ -190,7 +178,7 @@ public final class LockManager implements AutoCloseable {
         String key = usableKey(request);
         LeaseHandle reentered;
         try {
-            reentered = reentry(request.kind(), key);
+            reentered = gates.reenter(request.kind(), key);
         } catch (LockLostException | IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -202,36 +190,17 @@ public final class LockManager implements AutoCloseable {
         } catch (IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return new AsyncAcquisition(this, asyncRuntime(), request, key).start();
-    }
-
-    private AsyncRuntime asyncRuntime() {
-        AsyncRuntime runtime = asyncRuntime;
-        if (runtime == null) {
-            synchronized (asyncRuntimeLock) {
-                runtime = asyncRuntime;
-                if (runtime == null) {
-                    runtime = AsyncRuntime.withOwnThreads();
-                    asyncRuntime = runtime;
-                }
-            }
-        }
-        return runtime;
+        return new AsyncAcquisition(this, asyncRuntime.get(), request, key).start();
     }
 
     /** Makes the threads waiting in key gates time out by {@code timedWait}'s clock (a model checker's), before any waits. */
     void useTimedWait(KeyGate.TimedWait timedWait) {
-        this.timedWait = timedWait;
+        gates.useTimedWait(timedWait);
     }
 
     /** Gives the asynchronous acquisitions {@code runtime}'s threads (a model checker's), before the first one starts. */
     void useAsyncRuntime(AsyncRuntime runtime) {
-        synchronized (asyncRuntimeLock) {
-            if (asyncRuntime != null) {
-                throw new IllegalStateException("the asynchronous runtime is already in use");
-            }
-            asyncRuntime = runtime;
-        }
+        asyncRuntime.use(runtime);
     }
 
     /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
@@ -310,10 +279,7 @@ public final class LockManager implements AutoCloseable {
         validGracePeriod(gracePeriod);
         shutdown.run(gracePeriod, () -> {
             closed = true;
-            AsyncRuntime runtime = asyncRuntime;
-            if (runtime != null) {
-                runtime.close();
-            }
+            asyncRuntime.closeIfMade();
         }, watchdog::stop);
     }
 
@@ -337,36 +303,12 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** The leases this manager holds now (exclusive and shared), lost ones included until their holders close them. */
-    List<Lease> heldLeases() {
-        List<Lease> held = new ArrayList<>();
-        for (KeyGate gate : gates.values()) {
-            held.addAll(gate.holders.all());
-        }
-        return held;
-    }
-
-    /** This manager's leases of {@code key}, of every family, the exclusive one of each family first. */
-    List<Lease> leasesOf(String key) {
-        List<Lease> leases = new ArrayList<>();
-        for (LockKind.Family family : LockKind.Family.values()) {
-            KeyGate gate = gates.get(new GateKey(family, key));
-            if (gate != null) {
-                leases.addAll(gate.holders.all());
-            }
-        }
-        return leases;
-    }
-
     /** Whether the manager's shutdown released {@code lease} in the store already: its holder's release sends nothing. */
     boolean freedAtShutdown(Lease lease) {
         return closed && shutdown.freedInStore(lease);
     }
 
     // ---------------------------------------------------------------- acquisition
-
-    private record Attempt(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
-    }
 
     /** The request's key, once the request is one this manager can serve (the closed check follows re-entry). */
     private String usableKey(LockRequest request) {
@@ -383,83 +325,20 @@ public final class LockManager implements AutoCloseable {
         return key;
     }
 
-    /**
-     * A new handle on the lease the calling thread holds on {@code key} in {@code kind}'s family; null when it
-     * holds none. A read inside the thread's own write lease re-enters the write lease; a write asked for
-     * inside the thread's own read lease is refused, since two readers doing that would wait for each other.
-     */
-    private LeaseHandle reentry(LockKind kind, String key) {
-        KeyGate current = gates.get(new GateKey(kind.family(), key));
-        if (current == null) {
-            return null;
-        }
-        Thread me = Thread.currentThread();
-        Lease held = current.holders.exclusive();
-        if (held != null && held.ownerThread == me && held.reenter()) {
-            return new LeaseHandle(held, true);
-        }
-        for (Lease shared : current.holders.shared()) {
-            if (shared.ownerThread != me) {
-                continue;
-            }
-            if (kind.mode() == LockKind.Mode.WRITE) {
-                throw new IllegalStateException("this thread holds " + shared + " and asks for its WRITE lock: a read lock "
-                        + "cannot be upgraded (two readers doing so would wait for each other forever); release the read "
-                        + "lock first, or take the write lock from the start");
-            }
-            if (shared.reenter()) {
-                return new LeaseHandle(shared, true);
-            }
-        }
-        return null;
-    }
-
-    private Attempt attempt(LockRequest request) {
+    /** A blocking acquisition: re-entry, or the gate, the turn and the store, until it holds the key or gives up. */
+    private Acquisition.Outcome attempt(LockRequest request) {
         String key = usableKey(request);
-        LeaseHandle reentered = reentry(request.kind(), key);
+        LeaseHandle reentered = gates.reenter(request.kind(), key);
         if (reentered != null) {
-            return new Attempt(reentered, null, 0);
+            return new Acquisition.Outcome(reentered, null, 0);
         }
         refuseIfClosed(key);
-        Acquisition acquisition = new Acquisition(this, request, key, null);
-        Acquisition.Step outcome;
-        try {
-            outcome = acquisition.block();
-        } catch (RuntimeException | Error e) {
-            acquisition.failed(null, e);
-            throw e;
-        }
-        if (outcome instanceof Acquisition.Taken taken) {
-            if (lockOrder != null) {
-                lockOrder.acquired(taken.lease(), request.callSite());
-            }
-            return new Attempt(acquisition.taken(taken.lease()), null, 0);
-        }
-        LockNotAcquiredException.Reason reason = ((Acquisition.Refused) outcome).reason();
-        return new Attempt(null, reason, acquisition.failed(reason, null).toNanos());
-    }
-
-    /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
-    void withdrawQuietly(LockKind kind, String key, String owner) {
-        if (sessionKept) {
-            acquiringOwners.remove(owner);
-        }
-        try {
-            backend.withdraw(kind, key, owner);
-        } catch (RuntimeException e) {
-            log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
-        }
+        return new Acquisition(this, request, key, null).run();
     }
 
     /** Counts a lease just published in its gate, applies a loss reported while it was granted, and schedules its renewals. */
     void recordHeld(Lease lease, boolean renewed, long sentAt) {
-        if (sessionKept) {
-            // After the lease is published: a loss reported from now on finds it; one reported before is here.
-            String reported = acquiringOwners.remove(lease.owner);
-            if (reported != null && !reported.equals(NO_LOSS)) {
-                leaseLost(lease, reported);
-            }
-        }
+        losses.grantRecorded(lease);
         if (lease.watched) {
             watchedLeases.incrementAndGet();
         }
@@ -474,65 +353,25 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** The lease the store is asked for: a session-keeping store holds watchdog leases until released. */
-    long storeLeaseMillis(boolean watched, long leaseMillis) {
-        return watched && sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis;
-    }
-
-    static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
-        return switch (reason) {
-            case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
-            case ABORTED -> LockListener.AcquireFailure.ABORTED;
-            case INTERRUPTED -> LockListener.AcquireFailure.INTERRUPTED;
-        };
-    }
-
-    /** Checks a key against the rules every backend relies on; returns it unchanged. */
+    /**
+     * Checks a key against the rules every backend relies on ({@link LockKeys#valid}); returns it unchanged.
+     *
+     * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     */
     public static String validKey(String key) {
-        if (key == null) {
-            throw new LockKeyException("lock key is null");
-        }
-        if (key.isBlank()) {
-            throw new LockKeyException("lock key is blank");
-        }
-        // A char takes at most 3 UTF-8 bytes, so short keys need no encoding to be checked.
-        if (key.length() * 3 > MAX_KEY_BYTES) {
-            int bytes = key.getBytes(StandardCharsets.UTF_8).length;
-            if (bytes > MAX_KEY_BYTES) {
-                throw new LockKeyException("lock key is " + bytes + " bytes long, the limit is " + MAX_KEY_BYTES
-                        + ": '" + key.substring(0, 64) + "...'");
-            }
-        }
-        return key;
+        return LockKeys.valid(key);
     }
 
-    KeyGate enterGate(LockKind kind, String key) {
-        return gates.compute(new GateKey(kind.family(), key), (k, gate) -> {
-            KeyGate entered = gate == null ? new KeyGate(timedWait) : gate;
-            entered.users++;
-            return entered;
-        });
-    }
-
+    /** One user fewer of {@code gate}: an acquisition that ended without the key, or a lease released. */
     void leaveGate(LockKind kind, String key, KeyGate gate) {
-        boolean[] last = new boolean[1];
-        gates.computeIfPresent(new GateKey(kind.family(), key), (k, current) -> {
-            if (current != gate) {
-                return current;
-            }
-            last[0] = --current.users == 0;
-            return last[0] ? null : current;
-        });
-        if (last[0]) {
-            gate.notices.close();
-        }
+        gates.leave(kind, key, gate);
         if (closed) {
             // After the gate was cleared: the shutdown's wait for holds to end looks again.
             shutdown.leaseEnded();
         }
     }
 
-    // ---------------------------------------------------------------- lease loss
+    // ---------------------------------------------------------------- lease events
 
     /** The calling thread handed {@code lease} to a pending result: it no longer counts as held by this thread. */
     void detached(Lease lease) {
@@ -541,66 +380,8 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Called by the watchdog when the store says a held lease is gone. */
-    void leaseLost(Lease lease, String reason) {
-        leaseLost(lease, reason, true);
-    }
-
-    /**
-     * Marks a held lease lost and tells the listeners, once; {@code byRenewal} when a renewal (or the store's session)
-     * found it, which also counts as a lost renewal, rather than a fencing token's issuance.
-     */
-    void leaseLost(Lease lease, String reason, boolean byRenewal) {
-        if (!lease.markLost(ForcedReleases.reason(lease.owner, reason))) {
-            return;
-        }
-        if (lease.watched) {
-            watchedLeases.decrementAndGet();
-        }
-        reportLost(lease, byRenewal);
-    }
-
-    /** Gives the lost lease's turn to the JVM's next waiter, and tells the log and the listeners that it is lost. */
-    void reportLost(Lease lease, boolean byRenewal) {
-        releases.endTurn(lease);
-        log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
-        if (byRenewal) {
-            listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
-        }
-        listener.onLeaseLost(lease.events, lease.lostReason);
-    }
-
-    /**
-     * Marks {@code owner} as acquiring, before each store attempt, on a session-keeping store: a loss the store reports
-     * before the grant is recorded is kept for {@link #held} (the store may call back before the attempt returns).
-     */
-    void expectGrant(String owner) {
-        if (sessionKept) {
-            acquiringOwners.putIfAbsent(owner, NO_LOSS);
-        }
-    }
-
-    /**
-     * A session-keeping store reports a lease gone; the report counts only while that owner holds the key here, or
-     * is acquiring it (then {@link #held} applies it once the grant is recorded).
-     */
-    private void storeReportedLoss(String key, String owner, String reason) {
-        // Kept before the holder is looked at, while held() publishes the lease before it looks here: whichever
-        // comes second sees the other.
-        acquiringOwners.replace(owner, NO_LOSS, reason);
-        KeyGate gate = gates.get(new GateKey(LockKind.Family.EXCLUSIVE, key));
-        Lease lease = gate == null ? null : gate.holders.exclusive();
-        if (lease != null && lease.owner.equals(owner)) {
-            leaseLost(lease, reason);
-        }
-    }
-
     void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {
         listener.onRenewal(lease.lockName, lease.key, outcome);
-    }
-
-    /** A key's gate is per family of kinds: the families are separate locks in the store. */
-    private record GateKey(LockKind.Family family, String key) {
     }
 
     /** Configures a {@link LockManager}. */

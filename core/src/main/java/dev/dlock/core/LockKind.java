@@ -1,6 +1,5 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.BackendCapabilities;
 import java.util.Objects;
 
 /**
@@ -10,7 +9,8 @@ import java.util.Objects;
  * <p>Kinds form three separate locks per key, their {@link Family families}: exclusive and fair are one lock (a fair acquisition
  * waits its turn, an exclusive one may barge, neither overlaps the other); read and write are another;
  * permits a third. Use one family per key: a read lock does not exclude a plain exclusive lock on the
- * same key. Stores say which kinds they can take ({@link BackendCapabilities#modes()}).
+ * same key. Each store says which kinds it takes (docs/lock-kinds.md); the manager refuses another kind before
+ * the store is asked.
  */
 public final class LockKind {
 

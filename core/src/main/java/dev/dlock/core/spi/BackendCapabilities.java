@@ -1,6 +1,5 @@
 package dev.dlock.core.spi;
 
-import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKind;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -16,7 +15,7 @@ import java.util.Set;
  * @param handOff whether the store implements {@link LockBackend#handOff}: an exclusive lease passed straight to the
  *                next holder in the JVM
  * @param fencing whether the store issues fencing tokens; when false (memcached) the tokens it returns mean nothing and
- *                {@link LockHandle#fencingToken()} throws instead of handing one out
+ *                {@code LockHandle.fencingToken()} throws instead of handing one out
  */
 public record BackendCapabilities(Set<LockKind.Mode> modes, boolean handOff, boolean fencing) {
 

@@ -2,13 +2,12 @@ package dev.dlock.core.spi;
 
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.LockManager;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
+ * The lock store SPI: one implementation per store, used only by the engine ({@code LockManager}). Required:
  * acquire, release, renew, ping and close; renewal grouping, release notices and session-kept
  * leases are optional capabilities the engine uses when a store offers them.
  *

@@ -2,6 +2,7 @@ package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.TokensOnRequest;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -218,7 +219,9 @@ final class Lease {
             if (current == LockState.LOST) {
                 throw new LockLostException(lockName, key, lostReason);
             }
-            OptionalLong issued = manager.backend().issueFencingToken(kind, key, owner);
+            TokensOnRequest issuer = manager.capabilities().tokensOnRequest().orElseThrow(() -> new UnsupportedOperationException(
+                    manager.backend().getClass().getName() + " issues every fencing token with its acquisition"));
+            OptionalLong issued = issuer.issueFencingToken(kind, key, owner);
             if (issued.isEmpty()) {
                 manager.losses.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
                 throw new LockLostException(lockName, key, lostReason);

@@ -180,8 +180,8 @@ final class LeaseRelease {
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         for (int attempt = 1; ; attempt++) {
             try {
-                HandOffResult result = backend.handOff(lease.key, lease.owner, nextOwner, keepExpiry ? 0 : successor.leaseMillis,
-                        successor.readsToken);
+                HandOffResult result = manager.capabilities().localHandOff().orElseThrow().handOff(lease.key, lease.owner,
+                        nextOwner, keepExpiry ? 0 : successor.leaseMillis, successor.readsToken);
                 if (!(result instanceof HandOffResult.Passed passed)) {
                     return LocalTurn.HandOff.NOT_HELD;
                 }

@@ -1,7 +1,7 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HolderInspection;
-import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.StoredHolder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +51,7 @@ public final class LockAdmin {
     /**
      * Who holds {@code key} in the store now, whichever instance (JVM) took it, across every kind of lock the store
      * takes (exclusive and fair, read and write, permits); empty when it is free. Reads only. When the store cannot
-     * say (no {@link LockBackend#holderInspection()}), answers this JVM's own holds of the key only. After local
+     * say (no {@link BackendCapabilities#holderInspection()}), answers this JVM's own holds of the key only. After local
      * hand-offs, a holder names the acquisition that took the key from the store (see {@link LockHolder}).
      *
      * @throws LockKeyException when the key is null, blank or too long
@@ -63,14 +63,14 @@ public final class LockAdmin {
 
     /**
      * Who holds {@code key} as {@code kind} in the store now ({@link #holders(String)} for one kind; a null kind means
-     * every kind the store takes). Without the store's {@link LockBackend#holderInspection()}, this JVM's holds only.
+     * every kind the store takes). Without the store's {@link BackendCapabilities#holderInspection()}, this JVM's holds only.
      *
      * @throws LockKeyException when the key is null, blank or too long
      * @throws LockBackendException when the store cannot be reached
      */
     public List<LockHolder> holders(LockKind kind, String key) {
         LockManager.validKey(key);
-        Optional<HolderInspection> inspection = manager.backend().holderInspection();
+        Optional<HolderInspection> inspection = manager.capabilities().holderInspection();
         if (inspection.isEmpty()) {
             return localHolders(kind, key);
         }
@@ -95,7 +95,7 @@ public final class LockAdmin {
      *
      * @param lockName the lock's static name, for the listeners and metrics (never an id)
      * @param key      the logical key, as the store has it (the annotation's is {@code <name>:<key>})
-     * @throws UnsupportedOperationException when the store cannot force a release (no {@link LockBackend#holderInspection()})
+     * @throws UnsupportedOperationException when the store cannot force a release (no {@link BackendCapabilities#holderInspection()})
      * @throws LockKeyException when the key is null, blank or too long
      * @throws LockBackendException when the store cannot be reached; some holders may have been removed
      */
@@ -104,7 +104,7 @@ public final class LockAdmin {
         if (lockName == null || lockName.isBlank()) {
             throw new IllegalArgumentException("forceRelease needs the lock's name, was blank; key '" + key + "'");
         }
-        HolderInspection inspection = manager.backend().holderInspection().orElseThrow(() -> new UnsupportedOperationException(
+        HolderInspection inspection = manager.capabilities().holderInspection().orElseThrow(() -> new UnsupportedOperationException(
                 "the store " + manager.backend().getClass().getSimpleName() + " cannot say who holds a key nor force a release "
                         + "(it offers no HolderInspection); key '" + key + "'"));
         // Only the kinds found held are freed, each lock once (exclusive and fair are one): freeing a kind wakes waiters,

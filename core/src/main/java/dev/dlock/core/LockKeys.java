@@ -4,7 +4,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * What a lock key is: the rules every store relies on (not blank, at most {@value #MAX_KEY_BYTES} UTF-8 bytes; any
- * other character is allowed, the stores map keys to their own layout).
+ * other character is allowed, the stores map keys to their own layout), and the form the annotation gives its keys,
+ * {@code <name>:<key>}, which the actuator endpoint reads back.
  */
 public final class LockKeys {
 
@@ -12,6 +13,16 @@ public final class LockKeys {
     public static final int MAX_KEY_BYTES = 1024;
 
     private LockKeys() {
+    }
+
+    /** The key {@code key} of lock {@code lockName} as the annotation gives it to the manager: {@code <name>:<key>}. */
+    public static String named(String lockName, String key) {
+        return lockName + ":" + key;
+    }
+
+    /** Whether {@code key} has the form of one of lock {@code lockName}'s annotation keys ({@link #named}). */
+    public static boolean isNamedKeyOf(String lockName, String key) {
+        return key.startsWith(named(lockName, ""));
     }
 
     /**

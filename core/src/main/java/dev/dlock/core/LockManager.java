@@ -88,21 +88,21 @@ public final class LockManager implements AutoCloseable {
 
     private LockManager(Builder builder) {
         this.backend = builder.backend;
-        this.notices = backend.releaseNotices();
+        this.capabilities = backend.capabilities();
+        this.notices = capabilities.releaseNotices();
         this.defaultWaitTime = builder.waitTime;
         this.watchdogLeaseMillis = builder.leaseTime.toMillis();
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
-        this.renewalGrouping = backend.renewalGrouping();
-        this.capabilities = backend.capabilities();
+        this.renewalGrouping = capabilities.renewalGrouping();
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         // Before the watchdog, whose thread serves it from its first round.
-        this.unknownAttempts = new UnknownAttempts(backend, backend.sessionLeases().isPresent(), watchdogLeaseMillis);
-        this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
-        Optional<SessionLeases> sessionLeases = backend.sessionLeases();
+        Optional<SessionLeases> sessionLeases = capabilities.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
-        this.handOffs = builder.localHandOff && !sessionKept && capabilities.handOff();
+        this.unknownAttempts = new UnknownAttempts(backend, sessionKept, watchdogLeaseMillis);
+        this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
+        this.handOffs = builder.localHandOff && !sessionKept && capabilities.localHandOff().isPresent();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         this.losses = new LeaseLosses(this, sessionKept);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(losses::storeReported));

@@ -78,7 +78,7 @@ abstract class EngineTestSupport {
     /** {@code backend} in a recorder that declares no hand-off. */
     static RecordingBackend withoutHandOff(LockBackend backend) {
         RecordingBackend recorder = new RecordingBackend(backend);
-        recorder.alterCapabilities(declared -> declared.withHandOff(false));
+        recorder.alterCapabilities(declared -> declared.withLocalHandOff(null));
         return recorder;
     }
 

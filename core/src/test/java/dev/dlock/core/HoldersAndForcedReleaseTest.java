@@ -1,12 +1,9 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.LockBackend;
-import java.util.Optional;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.ReleaseResult;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.LeaseRenewal;
-import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.AcquireResult;
 
@@ -156,7 +153,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
     @Test
     void withoutTheStoresInspectionHoldersAreThisJvmsOwnAndAForcedReleaseIsRefused() throws InterruptedException {
         LockBackend backend = new StoreThatCannotSayWhoHolds(store);
-        assertThat(backend.holderInspection()).isEmpty();
+        assertThat(backend.capabilities().holderInspection()).isEmpty();
         LockManager locks = manager(backend, b -> b.instanceId("app-a"));
         LockHandle held = acquireOn("local-worker", locks, LockRequest.builder(key).build());
 
@@ -182,7 +179,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
 
         @Override
         public BackendCapabilities capabilities() {
-            return store.capabilities();
+            return store.capabilities().withHolderInspection(null);
         }
 
         @Override
@@ -203,16 +200,6 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         @Override
         public List<RenewalResult> renew(List<LeaseRenewal> batch) {
             return store.renew(batch);
-        }
-
-        @Override
-        public Optional<ReleaseNotices> releaseNotices() {
-            return store.releaseNotices();
-        }
-
-        @Override
-        public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
-            return store.handOff(key, owner, nextOwner, leaseMillis);
         }
 
         @Override

@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
@@ -12,7 +13,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -62,8 +62,8 @@ class SessionLeasesTest extends EngineTestSupport {
         }
 
         @Override
-        public Optional<SessionLeases> sessionLeases() {
-            return Optional.of(this);
+        public BackendCapabilities capabilities() {
+            return BackendCapabilities.DEFAULT.withSessionLeases(this);
         }
 
         @Override

@@ -7,7 +7,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -30,12 +29,10 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
-import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
 
 import redis.clients.jedis.UnifiedJedis;
@@ -123,7 +120,7 @@ public final class RedlockBackend implements LockBackend {
         this.operationTimeoutNanos = builder.operationTimeout.toNanos();
         List<ReleaseNotices> perNode = new ArrayList<>();
         for (Node node : nodes) {
-            perNode.add(node.store.releaseNotices().orElseThrow());
+            perNode.add(node.store.capabilities().releaseNotices().orElseThrow());
         }
         this.releaseNotices = new RedlockReleaseNotices(perNode);
     }
@@ -352,16 +349,16 @@ public final class RedlockBackend implements LockBackend {
                 ? RenewalResult.TAKEN : RenewalResult.EXPIRED;
     }
 
-    /** One node for all keys (every master renews every lease), batches of the configured renewal batch size. */
+    /**
+     * Exclusive locks, each token issued with its acquisition; renewals as one node for all keys (every master renews
+     * every lease), in batches of the configured renewal batch size; notices from every master (a release seen on any
+     * of them wakes the waiter); who holds a key on a quorum of masters, and an operator's forced release on every
+     * master.
+     */
     @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        return nodes.get(0).store.renewalGrouping();
-    }
-
-    /** Notices from every master: a release seen on any of them wakes the waiter. */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(releaseNotices);
+    public BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT.withRenewalGrouping(nodes.get(0).store.capabilities().renewalGrouping().orElse(null))
+                .withReleaseNotices(releaseNotices).withHolderInspection(new RedlockHolderInspection(this));
     }
 
     /** Pings every master in parallel; succeeds once a quorum answered and returns the time that took, in nanoseconds. */
@@ -374,12 +371,6 @@ public final class RedlockBackend implements LockBackend {
             throw tooFewAnswered("ping", view.answered(), view);
         }
         return System.nanoTime() - start;
-    }
-
-    /** Who holds a key on a quorum of masters, and an operator's forced release on every master. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new RedlockHolderInspection(this));
     }
 
     /**

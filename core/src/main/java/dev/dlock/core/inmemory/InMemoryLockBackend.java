@@ -7,11 +7,13 @@ import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoredHolder;
+import dev.dlock.core.spi.TokensOnRequest;
 import dev.dlock.core.LockKind;
 
 import java.time.Duration;
@@ -19,7 +21,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -52,7 +53,7 @@ import java.util.function.LongSupplier;
  * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
  * {@link Builder#fairWaiterTimeout} (the kinds behave as {@link LockKind} describes, as on Redis).
  *
- * <p>It says who holds a key of any kind and frees it on an operator's order ({@link #holderInspection()}): a forced
+ * <p>It says who holds a key of any kind and frees it on an operator's order ({@link BackendCapabilities#holderInspection()}): a forced
  * release wakes the key's waiters and consumes a fencing token, so the removed holder's release is refused.
  *
  * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting, and can have
@@ -60,12 +61,10 @@ import java.util.function.LongSupplier;
  * the Redis store does.
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
-public final class InMemoryLockBackend implements LockBackend {
+public final class InMemoryLockBackend implements LockBackend, LocalHandOff, TokensOnRequest {
 
     /** How long a free key's record is kept, so that a repeated release is still recognised. */
     static final long IDLE_RECORD_RETENTION_SECONDS = 60;
-    private static final BackendCapabilities CAPABILITIES =
-            BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
     static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
     /** The most released read leases or permits of one key remembered, so that their repeated releases are recognised. */
     static final int MAX_SHARE_RELEASE_RECORDS = 10_000;
@@ -111,10 +110,14 @@ public final class InMemoryLockBackend implements LockBackend {
         return new Builder();
     }
 
-    /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
+    /**
+     * Every kind (exclusive, fair, read, write and permits), fencing tokens (also issued on request), release notices,
+     * who holds a key and an operator's forced release, and the local hand-off.
+     */
     @Override
     public BackendCapabilities capabilities() {
-        return CAPABILITIES;
+        return BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withReleaseNotices(notices)
+                .withHolderInspection(inspection).withLocalHandOff(this).withTokensOnRequest(this);
     }
 
     @Override
@@ -211,18 +214,6 @@ public final class InMemoryLockBackend implements LockBackend {
                     : sharesOf(kind).renew(kind, renewal.key(), renewal.owner(), leaseNanos));
         }
         return results;
-    }
-
-    /** Waiters of a key are woken on the releasing thread, right after the key became free. */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(notices);
-    }
-
-    /** Who holds a key of any kind, and an operator's forced release. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(inspection);
     }
 
     /**
@@ -341,7 +332,10 @@ public final class InMemoryLockBackend implements LockBackend {
         return (nanos + TimeUnit.MILLISECONDS.toNanos(1) - 1) / TimeUnit.MILLISECONDS.toNanos(1);
     }
 
-    /** Release notices in this JVM: every listener is active from the start (there is no store connection to wait for). */
+    /**
+     * Release notices in this JVM: waiters of a key are woken on the releasing thread, right after the key became free;
+     * every listener is active from the start (there is no store connection to wait for).
+     */
     private static final class Notices implements ReleaseNotices {
 
         private final KeyListeners<KeyListeners.Listener> listeners = new KeyListeners<>();
@@ -395,7 +389,7 @@ public final class InMemoryLockBackend implements LockBackend {
 
         /**
          * Whether exclusive acquisitions and hand-offs take the key without a fencing token, which the store then
-         * issues when the holder first asks ({@link LockBackend#issueFencingToken}) or with the acquisition when that
+         * issues when the holder first asks ({@link TokensOnRequest#issueFencingToken}) or with the acquisition when that
          * asks for it ({@code issueToken}), as the Redis store does (default false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
          * repeats the owner's own release; a lease that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
          */

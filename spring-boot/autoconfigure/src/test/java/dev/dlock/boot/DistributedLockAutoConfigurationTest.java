@@ -197,7 +197,7 @@ class DistributedLockAutoConfigurationTest {
                 "dlock.watchdog.batch-size=7", "dlock.aspect.order=42", "dlock.redis.timeout=700ms").run(context -> {
             LockManager locks = context.getBean(LockManager.class);
             assertThat(locks.defaultWaitTime()).isEqualTo(Duration.ofMillis(250));
-            assertThat(locks.backend().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(7);
+            assertThat(locks.backend().capabilities().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(7);
             assertThat(context.getBean(DistributedLockAspect.class).getOrder()).isEqualTo(42);
             try (LockHandle ignored = locks.acquire("order-1", Duration.ZERO); Jedis admin = redis.admin()) {
                 assertThat(admin.keys("shop:*")).contains("shop:{order-1}");

@@ -130,12 +130,12 @@ public abstract class LockBackendContractTest {
     }
 
     /**
-     * Whether the store keeps leases alive by its session ({@link LockBackend#sessionLeases()}). Where it
+     * Whether the store keeps leases alive by its session ({@link BackendCapabilities#sessionLeases()}). Where it
      * does, the watchdog tests check instead that no renewal is ever sent and the key stays held.
      */
     protected final boolean storeKeepsLeasesBySession() {
         if (sessionKept == null) {
-            sessionKept = newBackend().sessionLeases().isPresent();
+            sessionKept = newBackend().capabilities().sessionLeases().isPresent();
         }
         return sessionKept;
     }
@@ -710,7 +710,7 @@ public abstract class LockBackendContractTest {
     @Test
     void aForcedReleaseLetsTheJvmsOwnWaiterIn() throws Exception {
         RecordingBackend backend = newBackend();
-        assumeTrue(backend.holderInspection().isPresent(), "the store cannot force a release");
+        assumeTrue(backend.capabilities().holderInspection().isPresent(), "the store cannot force a release");
         LockManager jvm = manager(backend, b -> { });
         LockHandle stuck = jvm.acquire(key, Duration.ZERO);
         CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());

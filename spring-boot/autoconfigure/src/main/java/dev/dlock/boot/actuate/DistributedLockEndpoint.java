@@ -3,6 +3,7 @@ package dev.dlock.boot.actuate;
 import dev.dlock.core.HeldLock;
 import dev.dlock.core.LockHolder;
 import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockKeys;
 import dev.dlock.core.LockManager;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -105,12 +106,12 @@ public class DistributedLockEndpoint {
      */
     String notAKeyOf(String name, String key) {
         LockManager.validKey(key);
-        if (key.startsWith(name + ":")
+        if (LockKeys.isNamedKeyOf(name, key)
                 || lockManager.admin().heldLocks().stream().anyMatch(lock -> lock.lockName().equals(name) && lock.key().equals(key))) {
             return null;
         }
         return "key '" + key + "' is not a key of lock '" + name + "': give the key as GET /actuator/" + ID
-                + " lists it (the store key; the annotation's keys of lock '" + name + "' are '" + name + ":<key>')";
+                + " lists it (the store key; the annotation's keys of lock '" + name + "' are '" + LockKeys.named(name, "<key>") + "')";
     }
 
     private void requireKeyOf(String name, String key) {
@@ -126,7 +127,7 @@ public class DistributedLockEndpoint {
     }
 
     private boolean acrossInstances() {
-        return lockManager.backend().holderInspection().isPresent();
+        return lockManager.capabilities().holderInspection().isPresent();
     }
 
     /** The name of the store, for a refusal. */

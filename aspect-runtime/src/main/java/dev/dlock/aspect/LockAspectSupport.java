@@ -4,6 +4,7 @@ import dev.dlock.annotation.OnFailure;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockKeys;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
@@ -343,10 +344,10 @@ public class LockAspectSupport {
     /** The lock manager keys of the call ({@code <name>:<key>}), sorted and without duplicates. */
     List<String> resolveKeys(Call call) {
         LockOperation operation = call.operation();
-        String prefix = operation.lockName() + ":";
+        String name = operation.lockName();
         if (!operation.multiKey()) {
             Object value = evaluateKey(call, 0);
-            return List.of(prefix + keyText(operation, operation.keySources().get(0), value));
+            return List.of(LockKeys.named(name, keyText(operation, operation.keySources().get(0), value)));
         }
         TreeSet<String> keys = new TreeSet<>();
         for (int i = 0; i < operation.keyExpressions().size(); i++) {
@@ -354,14 +355,14 @@ public class LockAspectSupport {
             Object value = evaluateKey(call, i);
             if (value instanceof Collection<?> collection) {
                 for (Object element : collection) {
-                    keys.add(prefix + keyText(operation, source, element));
+                    keys.add(LockKeys.named(name, keyText(operation, source, element)));
                 }
             } else if (value != null && value.getClass().isArray()) {
                 for (Object element : ObjectUtils.toObjectArray(value)) {
-                    keys.add(prefix + keyText(operation, source, element));
+                    keys.add(LockKeys.named(name, keyText(operation, source, element)));
                 }
             } else {
-                keys.add(prefix + keyText(operation, source, value));
+                keys.add(LockKeys.named(name, keyText(operation, source, value)));
             }
         }
         if (keys.isEmpty()) {

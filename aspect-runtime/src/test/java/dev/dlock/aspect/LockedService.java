@@ -100,13 +100,13 @@ public class LockedService {
     @DistributedLock(key = "#id", leaseTime = "2s")
     public HeldLock fixedLease(String id) {
         String key = LockContext.current().key();
-        return lockManager.heldLocks().stream().filter(h -> h.key().equals(key)).findFirst().orElseThrow();
+        return lockManager.admin().heldLocks().stream().filter(h -> h.key().equals(key)).findFirst().orElseThrow();
     }
 
     @DistributedLock(key = "#id")
     public HeldLock watchdogLease(String id) {
         String key = LockContext.current().key();
-        return lockManager.heldLocks().stream().filter(h -> h.key().equals(key)).findFirst().orElseThrow();
+        return lockManager.admin().heldLocks().stream().filter(h -> h.key().equals(key)).findFirst().orElseThrow();
     }
 
     @DistributedLock(key = "#id", condition = "#lock", waitTime = "0")

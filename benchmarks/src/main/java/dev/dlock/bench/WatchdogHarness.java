@@ -55,15 +55,15 @@ final class WatchdogHarness {
             ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             long watchdogId = watchdogThreadId();
             long cpuBefore = threads.getThreadCpuTime(watchdogId);
-            long callsBefore = locks.watchdogRenewCallCount();
+            long callsBefore = locks.admin().watchdogRenewCallCount();
             long evalshaBefore = evalshaCalls(redisServer);
             long start = System.nanoTime();
             TimeUnit.NANOSECONDS.sleep(interval * rounds);
             double measuredRounds = (double) (System.nanoTime() - start) / interval;
-            double calls = locks.watchdogRenewCallCount() - callsBefore;
+            double calls = locks.admin().watchdogRenewCallCount() - callsBefore;
             double evalsha = evalshaCalls(redisServer) - evalshaBefore;
             double cpuMillis = (threads.getThreadCpuTime(watchdogId) - cpuBefore) / 1e6;
-            long errors = locks.watchdogErrorCount();
+            long errors = locks.admin().watchdogErrorCount();
             for (LockHandle handle : held) {
                 handle.close();
             }

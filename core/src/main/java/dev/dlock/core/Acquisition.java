@@ -3,6 +3,7 @@ package dev.dlock.core;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.core.spi.StoreNode;
 import java.time.Duration;
 import java.util.List;
@@ -43,6 +44,10 @@ final class Acquisition {
     /** Ask again at once: just subscribed to release notices, or a grant came too late to keep. */
     static final Step AGAIN = new Wait(0, 0);
 
+    /** How a blocking acquisition ended: the handle, or why not and how long it waited. */
+    record Outcome(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
+    }
+
     private final LockManager manager;
     private final LockRequest request;
     private final String key;
@@ -58,7 +63,7 @@ final class Acquisition {
     private final Runnable waker;
     private boolean ownsTurn;
     /** The key a releasing holder passed on with the turn, until the next attempt records it (or {@link #giveUp} frees it). */
-    private KeyGate.HandOff handedOver;
+    private LocalTurn.HandOff handedOver;
     private boolean subscribed;
     private String owner;
     /**
@@ -80,7 +85,7 @@ final class Acquisition {
         this.asyncHolder = waker == null ? null : "async:" + OwnerTokens.holderName(Thread.currentThread());
         this.events = new AcquisitionContext(request.name(), key, request.kind());
         manager.listener.onAcquireAttempt(events);
-        this.gate = manager.enterGate(request.kind(), key);
+        this.gate = manager.gates.enter(request.kind(), key);
         this.takesTurn = request.kind().mode() != LockKind.Mode.FAIR;
         this.watched = request.leaseTime() == null;
         this.leaseMillis = watched ? manager.watchdogLeaseMillis : request.leaseTime().toMillis();
@@ -91,13 +96,32 @@ final class Acquisition {
         return manager.waitTimeOf(request);
     }
 
+    /** Runs the blocking acquisition to its end: the handle (the lock order learnt), or the refusal (the gate left). */
+    Outcome run() {
+        Step outcome;
+        try {
+            outcome = block();
+        } catch (RuntimeException | Error e) {
+            failed(null, e);
+            throw e;
+        }
+        if (outcome instanceof Taken taken) {
+            if (manager.lockOrder != null) {
+                manager.lockOrder.acquired(taken.lease(), request.callSite());
+            }
+            return new Outcome(taken(taken.lease()), null, 0);
+        }
+        LockNotAcquiredException.Reason reason = ((Refused) outcome).reason();
+        return new Outcome(null, reason, failed(reason, null).toNanos());
+    }
+
     /** The blocking acquisition: this JVM's turn, then store attempts until one ends it, the thread parked between them. */
     Step block() {
         Step step = null;
         try {
             step = takesTurn ? enterTurn() : AGAIN;
             while (step instanceof Wait wait) {
-                gate.awaitNotices(wait.notices(), wait.nanos());
+                gate.notices.awaitNotices(wait.notices(), wait.nanos());
                 step = attempt();
             }
             return step;
@@ -126,7 +150,7 @@ final class Acquisition {
                 return true;
             }
         };
-        KeyGate.Turn turn = gate.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
+        LocalTurn.Turn turn = gate.turn.enter(deadline, checkedAbort, request.abortCheckInterval().toNanos(), leaseMillis, watched,
                 OwnerTokens.holderName(Thread.currentThread()), request.readsFencingToken());
         if (turn.owned()) {
             // Also when refused: a releasing holder reserved this waiter, and what it passed on is given back.
@@ -139,12 +163,12 @@ final class Acquisition {
     }
 
     /** This acquisition's place in the gate's queue, for one that must not block; null for a fair lock, which takes no turn. */
-    KeyGate.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
-        return takesTurn ? gate.enterAsync(leaseMillis, watched, asyncHolder, request.readsFencingToken(), onFirstOrHolderChanged) : null;
+    LocalTurn.Waiter enterAsync(Runnable onFirstOrHolderChanged) {
+        return takesTurn ? gate.turn.enterAsync(leaseMillis, watched, asyncHolder, request.readsFencingToken(), onFirstOrHolderChanged) : null;
     }
 
     /** The turn is ours, with the key if the releasing holder handed it over: the next attempt records it. */
-    void turnGranted(KeyGate.HandOff handOff) {
+    void turnGranted(LocalTurn.HandOff handOff) {
         ownsTurn = takesTurn;
         handedOver = handOff;
     }
@@ -165,10 +189,10 @@ final class Acquisition {
         if (handedOver != null) {
             return keepHandedOver();
         }
-        long noticesSeen = gate.noticeCount();
-        manager.expectGrant(owner);
+        long noticesSeen = gate.notices.noticeCount();
+        manager.losses.expectGrant(owner);
         long sentAt = System.nanoTime();
-        long storeLeaseMillis = manager.storeLeaseMillis(watched, leaseMillis);
+        long storeLeaseMillis = storeLeaseMillis();
         AcquireResult result;
         try {
             // A holder that reads its token has the store issue it in this call (no round trip of its own later).
@@ -195,11 +219,11 @@ final class Acquisition {
             // Subscribe, then try again at once: a release between our attempt and the
             // subscription would otherwise go unnoticed until the lease ran out.
             subscribed = true;
-            gate.subscribe(manager.notices, key, waker, waker == null ? Math.min(remaining, SUBSCRIBE_WAIT_NANOS) : 0);
+            gate.notices.subscribe(manager.notices, key, waker, waker == null ? Math.min(remaining, SUBSCRIBE_WAIT_NANOS) : 0);
             return AGAIN;
         }
         AcquireResult.Held held = (AcquireResult.Held) result;
-        long pause = pacing.nextPauseNanos(gate.noticesActive(), TimeUnit.MILLISECONDS.toNanos(held.remainingTtlMillis()),
+        long pause = pacing.nextPauseNanos(gate.notices.active(), TimeUnit.MILLISECONDS.toNanos(held.remainingTtlMillis()),
                 remaining, request);
         // Fair waiters of one JVM all wait in the store at once: with w waiters ahead the turn comes after w + 1
         // releases; one fewer in case a release came between reading the count and the store's answer.
@@ -217,7 +241,7 @@ final class Acquisition {
         manager.leaveGate(request.kind(), key, gate);
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         manager.listener.onAcquireFailed(events, error != null ? LockListener.AcquireFailure.ERROR
-                : LockManager.failureOf(reason), waited, error);
+                : failureOf(reason), waited, error);
         return waited;
     }
 
@@ -229,7 +253,7 @@ final class Acquisition {
         if (deadline - System.nanoTime() <= 0) {
             return new Refused(LockNotAcquiredException.Reason.TIMEOUT);
         }
-        KeyGate.HandOff handOff = handedOver;
+        LocalTurn.HandOff handOff = handedOver;
         handedOver = null;
         Step step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
         if (step == AGAIN) {
@@ -243,17 +267,17 @@ final class Acquisition {
      * trying, and the turn is given back.
      */
     void giveUp() {
-        gate.stopWaking(waker);
+        gate.notices.stopWaking(waker);
         if (handedOver != null) {
             giveBack(handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
         }
         if (owner != null) {
-            manager.withdrawQuietly(request.kind(), key, owner);
+            withdrawQuietly(owner);
         }
         if (ownsTurn) {
             ownsTurn = false;
-            gate.leave();
+            gate.turn.leave();
         }
     }
 
@@ -274,7 +298,7 @@ final class Acquisition {
             giveBack(owner, fencingToken);
             // A released owner token is never used again: a store may tell a repeated release by its owner (Redis
             // records the releasing owner), and this owner's next lease must not pass for the one just given back.
-            manager.withdrawQuietly(kind, key, owner);
+            withdrawQuietly(owner);
             owner = null;
             return AGAIN;
         }
@@ -290,19 +314,16 @@ final class Acquisition {
             giveBack(owner, fencingToken);
             return new Refused(LockNotAcquiredException.Reason.ABORTED);
         }
-        gate.stopWaking(waker);
+        gate.notices.stopWaking(waker);
+        gate.holders.add(lease);
         if (kind.shared()) {
-            gate.sharedHolders.add(lease);
             if (ownsTurn) {
                 ownsTurn = false;
-                gate.leave();
+                gate.turn.leave();
             }
-        } else {
-            gate.holder = lease;
-            if (lease.hasTurn() && !watched) {
-                // Only the lease's own expiry ends a fixed lease: the first waiter must know when to look.
-                gate.turnHolderSet();
-            }
+        } else if (lease.hasTurn() && !watched) {
+            // Only the lease's own expiry ends a fixed lease: the first waiter must know when to look.
+            gate.turn.turnHolderSet();
         }
         manager.recordHeld(lease, renewed, sentAt);
         return new Taken(lease);
@@ -314,7 +335,7 @@ final class Acquisition {
      */
     private void giveBack(String grantedOwner, long fencingToken) {
         if (!manager.releases.releaseQuietly(request.kind(), key, grantedOwner, fencingToken)) {
-            manager.unknownAttempts.add(request.kind(), key, grantedOwner, manager.storeLeaseMillis(watched, leaseMillis));
+            manager.unknownAttempts.add(request.kind(), key, grantedOwner, storeLeaseMillis());
         }
     }
 
@@ -332,5 +353,28 @@ final class Acquisition {
             log.debug("dlock could not confirm the late grant of key '{}': {}", lease.key, e.toString());
             return false;
         }
+    }
+
+    /** The lease the store is asked for: a session-keeping store holds watchdog leases until released. */
+    private long storeLeaseMillis() {
+        return watched && manager.sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis;
+    }
+
+    /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
+    private void withdrawQuietly(String owner) {
+        manager.losses.grantWithdrawn(owner);
+        try {
+            manager.backend().withdraw(request.kind(), key, owner);
+        } catch (RuntimeException e) {
+            log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
+        }
+    }
+
+    private static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
+        return switch (reason) {
+            case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
+            case ABORTED -> LockListener.AcquireFailure.ABORTED;
+            case INTERRUPTED -> LockListener.AcquireFailure.INTERRUPTED;
+        };
     }
 }

@@ -33,7 +33,7 @@ final class AsyncAcquisition {
     private Future<?> queuedCheck;
     private final Acquisition acquisition;
     /** The place in the gate's queue; null for a fair lock, which takes no turn. */
-    private KeyGate.Waiter place;
+    private LocalTurn.Waiter place;
 
     AsyncAcquisition(LockManager manager, AsyncRuntime runtime, LockRequest request, String key) {
         this.runtime = runtime;
@@ -45,7 +45,7 @@ final class AsyncAcquisition {
     CompletableFuture<LockHandle> start() {
         runtime.track(this);
         place = acquisition.enterAsync(this::scheduleQueuedCheck);
-        CompletableFuture<KeyGate.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
+        CompletableFuture<LocalTurn.HandOff> turn = place == null ? CompletableFuture.completedFuture(null) : place.turn;
         // The turn may be granted under the gate's lock by a releasing thread: the step runs on the pool.
         turn.thenAccept(handOff -> {
             acquisition.turnGranted(handOff);
@@ -69,7 +69,7 @@ final class AsyncAcquisition {
             return;
         }
         // The turn's holder may have lapsed: its turn then passes on (perhaps to this acquisition).
-        if (acquisition.gate.endLapsedTurn() && place.turn.isDone()) {
+        if (acquisition.gate.turn.endLapsedTurn() && place.turn.isDone()) {
             return;
         }
         LockNotAcquiredException.Reason reason = null;
@@ -82,14 +82,14 @@ final class AsyncAcquisition {
                 reason = LockNotAcquiredException.Reason.ABORTED;
             }
         } catch (RuntimeException | Error e) {
-            if (acquisition.gate.withdraw(place)) {
+            if (acquisition.gate.turn.withdraw(place)) {
                 finish(null, e);
             }
             return;
         }
         if (reason == null) {
             scheduleQueuedCheck();
-        } else if (acquisition.gate.withdraw(place)) {
+        } else if (acquisition.gate.turn.withdraw(place)) {
             finish(reason, null);
         }
         // Otherwise the turn was granted (or a releasing holder is handing it over): the store step sees the same
@@ -111,7 +111,7 @@ final class AsyncAcquisition {
 
     /** When to check next while queued: at the deadline, the abort check, or when the turn's holder may lapse. */
     private long nextCheckNanos() {
-        return Math.min(checkInterval(), acquisition.gate.nanosUntilTurnLapses());
+        return Math.min(checkInterval(), acquisition.gate.turn.nanosUntilTurnLapses());
     }
 
     private long checkInterval() {
@@ -135,7 +135,7 @@ final class AsyncAcquisition {
                 Acquisition.Wait wait = (Acquisition.Wait) next;
                 awaitedNotices = wait.notices();
                 armed.set(true);
-                if (acquisition.gate.noticeCount() >= wait.notices() || result.isDone()) {
+                if (acquisition.gate.notices.noticeCount() >= wait.notices() || result.isDone()) {
                     wake();
                 } else {
                     timer = runtime.schedule(this::wake, wait.nanos());
@@ -149,7 +149,7 @@ final class AsyncAcquisition {
     }
 
     private void onReleaseNotice() {
-        if (acquisition.gate.noticeCount() >= awaitedNotices) {
+        if (acquisition.gate.notices.noticeCount() >= awaitedNotices) {
             wake();
         }
     }

@@ -79,6 +79,45 @@ final class AsyncRuntime implements Executor {
         stopThreads.run();
     }
 
+    /** A manager's runtime: made with threads of its own on first use, unless a model checker's was given before. */
+    static final class OnFirstUse {
+        private final Object lock = new Object();
+        private volatile AsyncRuntime runtime;
+
+        /** The runtime, made now when none was. */
+        AsyncRuntime get() {
+            AsyncRuntime made = runtime;
+            if (made == null) {
+                synchronized (lock) {
+                    made = runtime;
+                    if (made == null) {
+                        made = withOwnThreads();
+                        runtime = made;
+                    }
+                }
+            }
+            return made;
+        }
+
+        /** Uses {@code given} (a model checker's threads); before the first {@link #get()}. */
+        void use(AsyncRuntime given) {
+            synchronized (lock) {
+                if (runtime != null) {
+                    throw new IllegalStateException("the asynchronous runtime is already in use");
+                }
+                runtime = given;
+            }
+        }
+
+        /** Closes the runtime if one was made or given. */
+        void closeIfMade() {
+            AsyncRuntime made = runtime;
+            if (made != null) {
+                made.close();
+            }
+        }
+    }
+
     private static ThreadFactory daemons(String prefix) {
         AtomicInteger count = new AtomicInteger();
         return work -> {

@@ -2,6 +2,7 @@ package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.TokensOnRequest;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -48,7 +49,7 @@ final class Lease {
     volatile String lostReason;
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
-    volatile Watchdog.Slot slot;
+    volatile RenewalSlots.Slot slot;
     /** How many times in a row the key passed to this lease from a local holder while another owner waited for it. */
     int handOffStreak;
     /** True from the moment the watchdog hands the lease to a renewal call until the answer is applied; guarded by this. */
@@ -218,9 +219,11 @@ final class Lease {
             if (current == LockState.LOST) {
                 throw new LockLostException(lockName, key, lostReason);
             }
-            OptionalLong issued = manager.backend().issueFencingToken(kind, key, owner);
+            TokensOnRequest issuer = manager.capabilities().tokensOnRequest().orElseThrow(() -> new UnsupportedOperationException(
+                    manager.backend().getClass().getName() + " issues every fencing token with its acquisition"));
+            OptionalLong issued = issuer.issueFencingToken(kind, key, owner);
             if (issued.isEmpty()) {
-                manager.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
+                manager.losses.leaseLost(this, "the store no longer held the key when its fencing token was asked for", false);
                 throw new LockLostException(lockName, key, lostReason);
             }
             fencingToken = issued.getAsLong();

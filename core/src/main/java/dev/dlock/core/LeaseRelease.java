@@ -62,8 +62,8 @@ final class LeaseRelease {
         // The turn is ours to pass on or give back unless the lease's end gave it back already (lost, or run out while
         // others waited): then the next waiter has it, and asks the store like anyone.
         boolean turnOurs = lease.giveBackTurn();
-        KeyGate.Waiter successor = turnOurs && before == LockState.HELD && mayHandOff(lease) ? lease.gate.reserveSuccessor() : null;
-        KeyGate.HandOff handedOver = null;
+        LocalTurn.Waiter successor = turnOurs && before == LockState.HELD && mayHandOff(lease) ? lease.gate.turn.reserveSuccessor() : null;
+        LocalTurn.HandOff handedOver = null;
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;
         String unknownHandOff = null;
@@ -73,7 +73,7 @@ final class LeaseRelease {
                 String nextOwner = manager.ownerTokens.next(successor.holder);
                 // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
                 handedOver = handOffInStore(lease, successor, nextOwner);
-                if (handedOver == KeyGate.HandOff.NOT_HELD) {
+                if (handedOver == LocalTurn.HandOff.NOT_HELD) {
                     result = ReleaseResult.NOT_OWNER;
                     handedOver = null;
                 } else if (handedOver != null) {
@@ -93,15 +93,11 @@ final class LeaseRelease {
             unknownOutcome = e;
         } finally {
             KeyGate gate = lease.gate;
-            if (lease.kind.shared()) {
-                gate.sharedHolders.remove(lease);
-            } else if (gate.holder == lease) {
-                gate.holder = null;
-            }
+            gate.holders.remove(lease);
             if (successor != null) {
-                gate.handOver(successor, handedOver);
+                gate.turn.handOver(successor, handedOver);
             } else if (turnOurs) {
-                gate.leave();
+                gate.turn.leave();
             }
             manager.leaveGate(lease.kind, lease.key, gate);
             // A loss found now is reported before the release, the acquisition's last event: a listener that ends
@@ -172,11 +168,11 @@ final class LeaseRelease {
      * that issues on request, one issued when the successor asks, unless it said it reads its token: then in this call). A watchdog lease of the same length keeps the store's expiry and the lease's confirmed
      * time (one command fewer); otherwise the successor's lease is set. The streak counts only hand-offs made while
      * another owner waits: with nobody else asking, passing the key on keeps no one out. A failed call is repeated
-     * (the hand-off is idempotent for its next owner) like a release. {@link KeyGate.HandOff#NOT_HELD} when the lease
+     * (the hand-off is idempotent for its next owner) like a release. {@link LocalTurn.HandOff#NOT_HELD} when the lease
      * was lost; null when the outcome stayed unknown, after which the key is released the usual way and the
      * successor's owner too, in case the hand-off landed.
      */
-    private KeyGate.HandOff handOffInStore(Lease lease, KeyGate.Waiter successor, String nextOwner) {
+    private LocalTurn.HandOff handOffInStore(Lease lease, LocalTurn.Waiter successor, String nextOwner) {
         boolean keepExpiry = lease.watched && successor.watched && lease.leaseMillis == successor.leaseMillis;
         long confirmedAt = lease.expiresAtNanos - TimeUnit.MILLISECONDS.toNanos(lease.leaseMillis);
         // The first send: a repeat that lands sets the expiry later, never earlier.
@@ -184,13 +180,13 @@ final class LeaseRelease {
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         for (int attempt = 1; ; attempt++) {
             try {
-                HandOffResult result = backend.handOff(lease.key, lease.owner, nextOwner, keepExpiry ? 0 : successor.leaseMillis,
-                        successor.readsToken);
+                HandOffResult result = manager.capabilities().localHandOff().orElseThrow().handOff(lease.key, lease.owner,
+                        nextOwner, keepExpiry ? 0 : successor.leaseMillis, successor.readsToken);
                 if (!(result instanceof HandOffResult.Passed passed)) {
-                    return KeyGate.HandOff.NOT_HELD;
+                    return LocalTurn.HandOff.NOT_HELD;
                 }
                 int streak = passed.othersWaiting() ? lease.handOffStreak + 1 : 0;
-                return new KeyGate.HandOff(nextOwner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
+                return new LocalTurn.HandOff(nextOwner, passed.fencingToken(), keepExpiry ? confirmedAt : sentAt, streak);
             } catch (LockBackendException e) {
                 boolean outOfTime = System.nanoTime() - sentAt + backoff > RELEASE_RETRY_BUDGET_NANOS;
                 if (attempt >= RELEASE_ATTEMPTS || outOfTime || !pauseBeforeRetry(backoff)) {
@@ -284,7 +280,7 @@ final class LeaseRelease {
      */
     void endTurn(Lease lease) {
         if (lease.giveBackTurn()) {
-            lease.gate.leave();
+            lease.gate.turn.leave();
         }
     }
 

@@ -1,7 +1,5 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.BackendCapabilities;
-
 /**
  * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
  * releases the key in the store. Any thread that has the handle may close it; a handle can be
@@ -25,7 +23,7 @@ public interface LockHandle extends AutoCloseable {
      * that said the holder reads its token ({@link LockRequest.Builder#readsFencingToken}) got it with the acquisition:
      * no round trip here.
      *
-     * @throws UnsupportedOperationException when the store issues no fencing tokens ({@link BackendCapabilities#fencing()})
+     * @throws UnsupportedOperationException when the store issues no fencing tokens (memcached; docs/stores.md)
      * @throws IllegalStateException when the lock was released (or passed to the next holder in this JVM) before its
      *         token was issued: no token is issued after the hold ended
      * @throws LockLostException when the lease was lost before its token was issued (the store no longer holds the key

@@ -1,16 +1,16 @@
 package dev.dlock.core;
 
-import dev.dlock.core.spi.BackendCapabilities;
 import java.util.Objects;
 
 /**
  * What kind of lock an acquisition takes: exclusive (the default), exclusive in arrival order across
  * JVMs, one side of a read/write lock, or one of a key's permits.
  *
- * <p>Kinds form three separate locks per key: exclusive and fair are one lock (a fair acquisition
+ * <p>Kinds form three separate locks per key, their {@link Family families}: exclusive and fair are one lock (a fair acquisition
  * waits its turn, an exclusive one may barge, neither overlaps the other); read and write are another;
  * permits a third. Use one family per key: a read lock does not exclude a plain exclusive lock on the
- * same key. Stores say which kinds they can take ({@link BackendCapabilities#modes()}).
+ * same key. Each store says which kinds it takes (docs/lock-kinds.md); the manager refuses another kind before
+ * the store is asked.
  */
 public final class LockKind {
 
@@ -25,6 +25,19 @@ public final class LockKind {
         /** One holder at a time, and no reader beside it. */
         WRITE,
         /** Up to {@link LockKind#permits()} holders at once, each with its own lease. */
+        PERMITS
+    }
+
+    /**
+     * A key's separate locks: the kinds of one family exclude each other as their modes say; kinds of different
+     * families never meet.
+     */
+    public enum Family {
+        /** {@link Mode#EXCLUSIVE} and {@link Mode#FAIR}: one lock, whose fair waiters queue and exclusive ones may barge. */
+        EXCLUSIVE,
+        /** {@link Mode#READ} and {@link Mode#WRITE}: the two sides of one read/write lock. */
+        READ_WRITE,
+        /** {@link Mode#PERMITS}: the key's set of permits. */
         PERMITS
     }
 
@@ -85,11 +98,11 @@ public final class LockKind {
     }
 
     /** Which of a key's separate locks this kind takes: kinds of one family exclude each other as their modes say. */
-    public int family() {
+    public Family family() {
         return switch (mode) {
-            case EXCLUSIVE, FAIR -> 0;
-            case READ, WRITE -> 1;
-            case PERMITS -> 2;
+            case EXCLUSIVE, FAIR -> Family.EXCLUSIVE;
+            case READ, WRITE -> Family.READ_WRITE;
+            case PERMITS -> Family.PERMITS;
         };
     }
 

@@ -83,7 +83,7 @@ public interface LockListener {
     }
 
     /**
-     * An operator's forced release ({@link LockManager#forceRelease(String, String)}) freed {@code key} of lock
+     * An operator's forced release ({@link LockAdmin#forceRelease(String, String)}) freed {@code key} of lock
      * {@code lockName} in the store, removing {@code holders} (whichever instances held it; empty when it was free).
      * Reported by the manager that ordered it; each removed holder learns of it as a lost lease.
      */

@@ -1,27 +1,19 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.BackendCapabilities;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.SessionLeases;
-import dev.dlock.core.spi.StoredHolder;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 
 /**
  * Takes, keeps and releases distributed locks on a {@link LockBackend}; the programmatic API and
@@ -41,10 +33,8 @@ import java.util.function.BiFunction;
  */
 public final class LockManager implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(LockManager.class);
-
     /** The longest key accepted, in UTF-8 bytes. */
-    public static final int MAX_KEY_BYTES = 1024;
+    public static final int MAX_KEY_BYTES = LockKeys.MAX_KEY_BYTES;
     /** The watchdog-managed lease when none is configured. */
     public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
     /** The shortest watchdog-managed lease; the rule is the one for every lease, {@link LockRequest#MIN_LEASE_TIME}. */
@@ -83,44 +73,39 @@ public final class LockManager implements AutoCloseable {
     final LeaseRelease releases;
     final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
-    private volatile AsyncRuntime asyncRuntime;
-    /** How the threads waiting in the key gates time out: the JDK's clock, or a model checker's. */
-    private volatile KeyGate.TimedWait timedWait = KeyGate.TimedWait.JDK;
-    private final Object asyncRuntimeLock = new Object();
-    private final ConcurrentHashMap<GateKey, KeyGate> gates = new ConcurrentHashMap<>();
-    /**
-     * On a session-keeping store, the owners whose acquisition is under way, with the loss the store reported for
-     * one of them before its grant was recorded as a lease ({@link #NO_LOSS} while none): the store may report a grant
-     * lost (its session ended) before the acquiring thread records it, and the report must not be dropped.
-     */
-    private final ConcurrentHashMap<String, String> acquiringOwners = new ConcurrentHashMap<>();
-    private static final String NO_LOSS = "";
+    private final AsyncRuntime.OnFirstUse asyncRuntime = new AsyncRuntime.OnFirstUse();
+    /** The keys in use, each with its local turn, leases and release notices. */
+    final KeyGates gates = new KeyGates();
+    /** Marks leases lost and tells their holders. */
+    final LeaseLosses losses;
     final AtomicInteger watchedLeases = new AtomicInteger();
     /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
     final LockOrderMonitor lockOrder;
     private volatile boolean closed;
     private final Duration shutdownGracePeriod;
     private final ManagerShutdown shutdown = new ManagerShutdown(this);
+    private final LockAdmin admin = new LockAdmin(this);
 
     private LockManager(Builder builder) {
         this.backend = builder.backend;
-        this.notices = backend.releaseNotices();
+        this.capabilities = backend.capabilities();
+        this.notices = capabilities.releaseNotices();
         this.defaultWaitTime = builder.waitTime;
         this.watchdogLeaseMillis = builder.leaseTime.toMillis();
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
-        this.renewalGrouping = backend.renewalGrouping();
-        this.capabilities = backend.capabilities();
+        this.renewalGrouping = capabilities.renewalGrouping();
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
         // Before the watchdog, whose thread serves it from its first round.
-        this.unknownAttempts = new UnknownAttempts(backend, backend.sessionLeases().isPresent(), watchdogLeaseMillis);
-        this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
-        Optional<SessionLeases> sessionLeases = backend.sessionLeases();
+        Optional<SessionLeases> sessionLeases = capabilities.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
-        this.handOffs = builder.localHandOff && !sessionKept && capabilities.handOff();
+        this.unknownAttempts = new UnknownAttempts(backend, sessionKept, watchdogLeaseMillis);
+        this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
+        this.handOffs = builder.localHandOff && !sessionKept && capabilities.localHandOff().isPresent();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
-        sessionLeases.ifPresent(session -> session.addLeaseLossListener(this::storeReportedLoss));
+        this.losses = new LeaseLosses(this, sessionKept);
+        sessionLeases.ifPresent(session -> session.addLeaseLossListener(losses::storeReported));
         this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
@@ -154,11 +139,11 @@ public final class LockManager implements AutoCloseable {
      * @throws LockLostException when the thread re-enters a lease of its own that may have run out
      */
     public LockHandle acquire(LockRequest request) {
-        Attempt attempt = attempt(request);
-        if (attempt.handle != null) {
-            return attempt.handle;
+        Acquisition.Outcome attempt = attempt(request);
+        if (attempt.handle() != null) {
+            return attempt.handle();
         }
-        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure, Duration.ofNanos(attempt.waitedNanos),
+        throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure(), Duration.ofNanos(attempt.waitedNanos()),
                 waitTimeOf(request));
     }
 
@@ -174,7 +159,7 @@ public final class LockManager implements AutoCloseable {
      * @throws LockBackendException when the store cannot be reached
      */
     public Optional<LockHandle> tryAcquire(LockRequest request) {
-        return Optional.ofNullable(attempt(request).handle);
+        return Optional.ofNullable(attempt(request).handle());
     }
 
     /**
@@ -193,7 +178,7 @@ public final class LockManager implements AutoCloseable {
         String key = usableKey(request);
         LeaseHandle reentered;
         try {
-            reentered = reentry(request.kind(), key);
+            reentered = gates.reenter(request.kind(), key);
         } catch (LockLostException | IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -205,36 +190,17 @@ public final class LockManager implements AutoCloseable {
         } catch (IllegalStateException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return new AsyncAcquisition(this, asyncRuntime(), request, key).start();
-    }
-
-    private AsyncRuntime asyncRuntime() {
-        AsyncRuntime runtime = asyncRuntime;
-        if (runtime == null) {
-            synchronized (asyncRuntimeLock) {
-                runtime = asyncRuntime;
-                if (runtime == null) {
-                    runtime = AsyncRuntime.withOwnThreads();
-                    asyncRuntime = runtime;
-                }
-            }
-        }
-        return runtime;
+        return new AsyncAcquisition(this, asyncRuntime.get(), request, key).start();
     }
 
     /** Makes the threads waiting in key gates time out by {@code timedWait}'s clock (a model checker's), before any waits. */
     void useTimedWait(KeyGate.TimedWait timedWait) {
-        this.timedWait = timedWait;
+        gates.useTimedWait(timedWait);
     }
 
     /** Gives the asynchronous acquisitions {@code runtime}'s threads (a model checker's), before the first one starts. */
     void useAsyncRuntime(AsyncRuntime runtime) {
-        synchronized (asyncRuntimeLock) {
-            if (asyncRuntime != null) {
-                throw new IllegalStateException("the asynchronous runtime is already in use");
-            }
-            asyncRuntime = runtime;
-        }
+        asyncRuntime.use(runtime);
     }
 
     /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
@@ -267,223 +233,9 @@ public final class LockManager implements AutoCloseable {
         return request.waitTime() != null ? request.waitTime() : defaultWaitTime;
     }
 
-    /** The locks this manager holds now, for diagnostics. */
-    public List<HeldLock> heldLocks() {
-        List<HeldLock> held = new ArrayList<>();
-        long now = System.nanoTime();
-        for (KeyGate gate : gates.values()) {
-            Lease lease = gate.holder;
-            if (lease != null) {
-                held.add(heldLock(lease, now));
-            }
-            for (Lease shared : gate.sharedHolders) {
-                held.add(heldLock(shared, now));
-            }
-        }
-        return held;
-    }
-
-    private static HeldLock heldLock(Lease lease, long now) {
-        Thread thread = lease.ownerThread;
-        return new HeldLock(lease.lockName, lease.key, thread == null ? null : thread.getName(),
-                Duration.ofNanos(now - lease.acquiredAtNanos),
-                lease.keptBySession ? null : Duration.ofNanos(Math.max(0, lease.expiresAtNanos - now)), lease.renewals,
-                lease.issuedToken(), lease.watched, lease.state());
-    }
-
-    /**
-     * Who holds {@code key} in the store now, whichever instance (JVM) took it, across every kind of lock the store
-     * takes (exclusive and fair, read and write, permits); empty when it is free. Reads only. When the store cannot
-     * say (no {@link LockBackend#holderInspection()}), answers this JVM's own holds of the key only. After local
-     * hand-offs, a holder names the acquisition that took the key from the store (see {@link LockHolder}).
-     *
-     * @throws LockKeyException when the key is null, blank or too long
-     * @throws LockBackendException when the store cannot be reached
-     */
-    public List<LockHolder> holders(String key) {
-        return holders(null, key);
-    }
-
-    /**
-     * Who holds {@code key} as {@code kind} in the store now ({@link #holders(String)} for one kind; a null kind means
-     * every kind the store takes). Without the store's {@link LockBackend#holderInspection()}, this JVM's holds only.
-     *
-     * @throws LockKeyException when the key is null, blank or too long
-     * @throws LockBackendException when the store cannot be reached
-     */
-    public List<LockHolder> holders(LockKind kind, String key) {
-        validKey(key);
-        Optional<HolderInspection> inspection = backend.holderInspection();
-        if (inspection.isEmpty()) {
-            return localHolders(kind, key);
-        }
-        return collect(kind, inspection.get()::holders, key);
-    }
-
-    /**
-     * {@link #forceRelease(String, String)} under the default lock name ({@link LockRequest#DEFAULT_NAME}), for keys
-     * taken without a name.
-     */
-    public List<LockHolder> forceRelease(String key) {
-        return forceRelease(LockRequest.DEFAULT_NAME, key);
-    }
-
-    /**
-     * An operator's order: frees {@code key} in the store whoever holds it, of every kind the store takes, and tells
-     * waiters as a release does; answers the holders it removed (empty when the key was free). Logs one WARN naming
-     * the key and the instances and holders removed, and tells the listeners
-     * ({@link LockListener#onForcedRelease}). Each removed holder learns at its next renewal (or at its release) that
-     * its lease is lost; in this JVM the reason says "taken by a forced release". Fencing tokens keep increasing: the
-     * next holder's is larger than the removed ones'. Use it for a holder that is stuck, never as a way to lock.
-     *
-     * @param lockName the lock's static name, for the listeners and metrics (never an id)
-     * @param key      the logical key, as the store has it (the annotation's is {@code <name>:<key>})
-     * @throws UnsupportedOperationException when the store cannot force a release (no {@link LockBackend#holderInspection()})
-     * @throws LockKeyException when the key is null, blank or too long
-     * @throws LockBackendException when the store cannot be reached; some holders may have been removed
-     */
-    public List<LockHolder> forceRelease(String lockName, String key) {
-        validKey(key);
-        if (lockName == null || lockName.isBlank()) {
-            throw new IllegalArgumentException("forceRelease needs the lock's name, was blank; key '" + key + "'");
-        }
-        HolderInspection inspection = backend.holderInspection().orElseThrow(() -> new UnsupportedOperationException(
-                "the store " + backend.getClass().getSimpleName() + " cannot say who holds a key nor force a release "
-                        + "(it offers no HolderInspection); key '" + key + "'"));
-        // Only the kinds found held are freed, each lock once (exclusive and fair are one): freeing a kind wakes waiters,
-        // and one of them taking the key must not be removed by freeing another kind of the same lock right after.
-        List<LockKind> held = new ArrayList<>();
-        LinkedHashMap<String, LockHolder> seen = new LinkedHashMap<>();
-        for (LockKind kind : supportedKinds()) {
-            boolean news = false;
-            for (StoredHolder stored : inspection.holders(kind, key)) {
-                news |= seen.putIfAbsent(stored.owner(), LockHolder.of(stored)) == null;
-            }
-            if (news) {
-                held.add(kind);
-            }
-        }
-        // Remembered before the store frees them: a holder of this JVM may renew right after, and must learn why.
-        List<LockHolder> before = new ArrayList<>(seen.values());
-        before.forEach(holder -> ForcedReleases.removed(holder.owner()));
-        List<LockHolder> removed = new ArrayList<>();
-        for (LockKind kind : held) {
-            removed.addAll(collect(kind, inspection::forceRelease, key));
-        }
-        for (LockHolder holder : before) {
-            if (removed.stream().noneMatch(r -> r.owner().equals(holder.owner()))) {
-                ForcedReleases.reason(holder.owner(), null);
-            }
-        }
-        removed.forEach(holder -> ForcedReleases.removed(holder.owner()));
-        // This JVM's removed holders lose their lease now, not at their next renewal: their turn on the key goes to
-        // the JVM's next waiter at once, as the key went to every other JVM.
-        for (LockHolder holder : removed) {
-            localLease(key, holder.owner()).ifPresent(lease -> leaseLost(lease, ForcedReleases.REASON, false));
-        }
-        log.warn("dlock forced release of key '{}' (lock '{}'), an operator's order: {}", key, lockName, removed.isEmpty()
-                ? "nobody held it" : "removed " + removed.stream()
-                .map(holder -> "holder '" + holder.holder() + "' of instance '" + holder.instance() + "'").toList());
-        listener.onForcedRelease(lockName, key, removed);
-        return removed;
-    }
-
-    /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */
-    private Optional<Lease> localLease(String key, String owner) {
-        for (int family = 0; family < 3; family++) {
-            KeyGate gate = gates.get(new GateKey(family, key));
-            if (gate == null) {
-                continue;
-            }
-            Lease exclusive = gate.holder;
-            if (exclusive != null && exclusive.owner.equals(owner)) {
-                return Optional.of(exclusive);
-            }
-            for (Lease shared : gate.sharedHolders) {
-                if (shared.owner.equals(owner)) {
-                    return Optional.of(shared);
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** The holders {@code read} answers for {@code key} as {@code kind}, or as every kind the store takes when null. */
-    private List<LockHolder> collect(LockKind kind, BiFunction<LockKind, String, List<StoredHolder>> read,
-                                     String key) {
-        List<LockKind> kinds = kind != null ? List.of(kind) : supportedKinds();
-        // Exclusive and fair are one lock: a store may report its holder for both.
-        LinkedHashMap<String, LockHolder> byOwner = new LinkedHashMap<>();
-        for (LockKind each : kinds) {
-            for (StoredHolder stored : read.apply(each, key)) {
-                byOwner.putIfAbsent(stored.owner(), LockHolder.of(stored));
-            }
-        }
-        return new ArrayList<>(byOwner.values());
-    }
-
-    /** One kind per lock the store takes, for asking it about a key's holders of every kind. */
-    private List<LockKind> supportedKinds() {
-        List<LockKind> kinds = new ArrayList<>();
-        for (LockKind.Mode mode : LockKind.Mode.values()) {
-            if (mode == LockKind.Mode.EXCLUSIVE || capabilities.modes().contains(mode)) {
-                // A key's permits are one set of holders whatever their number.
-                kinds.add(mode == LockKind.Mode.PERMITS ? LockKind.permits(1) : LockKind.of(mode));
-            }
-        }
-        return kinds;
-    }
-
-    /** This JVM's holds of {@code key} (of {@code kind}, or of any kind when null), for a store that cannot say more. */
-    private List<LockHolder> localHolders(LockKind kind, String key) {
-        List<LockHolder> holders = new ArrayList<>();
-        long now = System.nanoTime();
-        for (int family = 0; family < 3; family++) {
-            KeyGate gate = gates.get(new GateKey(family, key));
-            if (gate == null) {
-                continue;
-            }
-            List<Lease> leases = new ArrayList<>(gate.sharedHolders);
-            Lease exclusive = gate.holder;
-            if (exclusive != null) {
-                leases.add(0, exclusive);
-            }
-            for (Lease lease : leases) {
-                if (kind == null || lease.kind.mode() == kind.mode()) {
-                    holders.add(LockHolder.of(new StoredHolder(lease.owner, lease.keptBySession ? StoredHolder.NO_EXPIRY
-                            : Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - now)))));
-                }
-            }
-        }
-        return holders;
-    }
-
-    /** How many watchdog-managed leases are held now. */
-    public int watchedLeaseCount() {
-        return watchedLeases.get();
-    }
-
-    /** How many renewal rounds or batches failed since start (the watchdog logs each and carries on). */
-    public long watchdogErrorCount() {
-        return watchdog.errors();
-    }
-
-    /**
-     * How many renewal calls are in flight now for longer than the leases they carry can afford (a
-     * third of the shortest lease): a stalled store node. Zero when the watchdog keeps up.
-     */
-    public int watchdogStalledCalls() {
-        return watchdog.stalledCalls();
-    }
-
-    /** How many renewal calls overran their deadline since start (each also logged). */
-    public long watchdogStallCount() {
-        return watchdog.stallCount();
-    }
-
-    /** How many renewal calls the watchdog has made to the store since start. */
-    public long watchdogRenewCallCount() {
-        return watchdog.renewCalls();
+    /** Who holds a key across the fleet, an operator's forced release, and diagnostics of this manager. */
+    public LockAdmin admin() {
+        return admin;
     }
 
     /** The store this manager locks in. */
@@ -527,10 +279,7 @@ public final class LockManager implements AutoCloseable {
         validGracePeriod(gracePeriod);
         shutdown.run(gracePeriod, () -> {
             closed = true;
-            AsyncRuntime runtime = asyncRuntime;
-            if (runtime != null) {
-                runtime.close();
-            }
+            asyncRuntime.closeIfMade();
         }, watchdog::stop);
     }
 
@@ -554,28 +303,12 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** The leases this manager holds now (exclusive and shared), lost ones included until their holders close them. */
-    List<Lease> heldLeases() {
-        List<Lease> held = new ArrayList<>();
-        for (KeyGate gate : gates.values()) {
-            Lease lease = gate.holder;
-            if (lease != null) {
-                held.add(lease);
-            }
-            held.addAll(gate.sharedHolders);
-        }
-        return held;
-    }
-
     /** Whether the manager's shutdown released {@code lease} in the store already: its holder's release sends nothing. */
     boolean freedAtShutdown(Lease lease) {
         return closed && shutdown.freedInStore(lease);
     }
 
     // ---------------------------------------------------------------- acquisition
-
-    private record Attempt(LockHandle handle, LockNotAcquiredException.Reason failure, long waitedNanos) {
-    }
 
     /** The request's key, once the request is one this manager can serve (the closed check follows re-entry). */
     private String usableKey(LockRequest request) {
@@ -592,83 +325,20 @@ public final class LockManager implements AutoCloseable {
         return key;
     }
 
-    /**
-     * A new handle on the lease the calling thread holds on {@code key} in {@code kind}'s family; null when it
-     * holds none. A read inside the thread's own write lease re-enters the write lease; a write asked for
-     * inside the thread's own read lease is refused, since two readers doing that would wait for each other.
-     */
-    private LeaseHandle reentry(LockKind kind, String key) {
-        KeyGate current = gates.get(new GateKey(kind.family(), key));
-        if (current == null) {
-            return null;
-        }
-        Thread me = Thread.currentThread();
-        Lease held = current.holder;
-        if (held != null && held.ownerThread == me && held.reenter()) {
-            return new LeaseHandle(held, true);
-        }
-        for (Lease shared : current.sharedHolders) {
-            if (shared.ownerThread != me) {
-                continue;
-            }
-            if (kind.mode() == LockKind.Mode.WRITE) {
-                throw new IllegalStateException("this thread holds " + shared + " and asks for its WRITE lock: a read lock "
-                        + "cannot be upgraded (two readers doing so would wait for each other forever); release the read "
-                        + "lock first, or take the write lock from the start");
-            }
-            if (shared.reenter()) {
-                return new LeaseHandle(shared, true);
-            }
-        }
-        return null;
-    }
-
-    private Attempt attempt(LockRequest request) {
+    /** A blocking acquisition: re-entry, or the gate, the turn and the store, until it holds the key or gives up. */
+    private Acquisition.Outcome attempt(LockRequest request) {
         String key = usableKey(request);
-        LeaseHandle reentered = reentry(request.kind(), key);
+        LeaseHandle reentered = gates.reenter(request.kind(), key);
         if (reentered != null) {
-            return new Attempt(reentered, null, 0);
+            return new Acquisition.Outcome(reentered, null, 0);
         }
         refuseIfClosed(key);
-        Acquisition acquisition = new Acquisition(this, request, key, null);
-        Acquisition.Step outcome;
-        try {
-            outcome = acquisition.block();
-        } catch (RuntimeException | Error e) {
-            acquisition.failed(null, e);
-            throw e;
-        }
-        if (outcome instanceof Acquisition.Taken taken) {
-            if (lockOrder != null) {
-                lockOrder.acquired(taken.lease(), request.callSite());
-            }
-            return new Attempt(acquisition.taken(taken.lease()), null, 0);
-        }
-        LockNotAcquiredException.Reason reason = ((Acquisition.Refused) outcome).reason();
-        return new Attempt(null, reason, acquisition.failed(reason, null).toNanos());
-    }
-
-    /** Tells the store this acquisition stopped trying, so a store that queues waiters gives up its place at once. */
-    void withdrawQuietly(LockKind kind, String key, String owner) {
-        if (sessionKept) {
-            acquiringOwners.remove(owner);
-        }
-        try {
-            backend.withdraw(kind, key, owner);
-        } catch (RuntimeException e) {
-            log.warn("dlock could not withdraw from the queue of key '{}'; the store drops the place with its session", key, e);
-        }
+        return new Acquisition(this, request, key, null).run();
     }
 
     /** Counts a lease just published in its gate, applies a loss reported while it was granted, and schedules its renewals. */
     void recordHeld(Lease lease, boolean renewed, long sentAt) {
-        if (sessionKept) {
-            // After the lease is published: a loss reported from now on finds it; one reported before is here.
-            String reported = acquiringOwners.remove(lease.owner);
-            if (reported != null && !reported.equals(NO_LOSS)) {
-                leaseLost(lease, reported);
-            }
-        }
+        losses.grantRecorded(lease);
         if (lease.watched) {
             watchedLeases.incrementAndGet();
         }
@@ -683,65 +353,25 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** The lease the store is asked for: a session-keeping store holds watchdog leases until released. */
-    long storeLeaseMillis(boolean watched, long leaseMillis) {
-        return watched && sessionKept ? SessionLeases.UNTIL_RELEASED : leaseMillis;
-    }
-
-    static LockListener.AcquireFailure failureOf(LockNotAcquiredException.Reason reason) {
-        return switch (reason) {
-            case TIMEOUT -> LockListener.AcquireFailure.TIMEOUT;
-            case ABORTED -> LockListener.AcquireFailure.ABORTED;
-            case INTERRUPTED -> LockListener.AcquireFailure.INTERRUPTED;
-        };
-    }
-
-    /** Checks a key against the rules every backend relies on; returns it unchanged. */
+    /**
+     * Checks a key against the rules every backend relies on ({@link LockKeys#valid}); returns it unchanged.
+     *
+     * @throws LockKeyException when the key is null, blank or longer than {@value #MAX_KEY_BYTES} bytes
+     */
     public static String validKey(String key) {
-        if (key == null) {
-            throw new LockKeyException("lock key is null");
-        }
-        if (key.isBlank()) {
-            throw new LockKeyException("lock key is blank");
-        }
-        // A char takes at most 3 UTF-8 bytes, so short keys need no encoding to be checked.
-        if (key.length() * 3 > MAX_KEY_BYTES) {
-            int bytes = key.getBytes(StandardCharsets.UTF_8).length;
-            if (bytes > MAX_KEY_BYTES) {
-                throw new LockKeyException("lock key is " + bytes + " bytes long, the limit is " + MAX_KEY_BYTES
-                        + ": '" + key.substring(0, 64) + "...'");
-            }
-        }
-        return key;
+        return LockKeys.valid(key);
     }
 
-    KeyGate enterGate(LockKind kind, String key) {
-        return gates.compute(new GateKey(kind.family(), key), (k, gate) -> {
-            KeyGate entered = gate == null ? new KeyGate(timedWait) : gate;
-            entered.users++;
-            return entered;
-        });
-    }
-
+    /** One user fewer of {@code gate}: an acquisition that ended without the key, or a lease released. */
     void leaveGate(LockKind kind, String key, KeyGate gate) {
-        boolean[] last = new boolean[1];
-        gates.computeIfPresent(new GateKey(kind.family(), key), (k, current) -> {
-            if (current != gate) {
-                return current;
-            }
-            last[0] = --current.users == 0;
-            return last[0] ? null : current;
-        });
-        if (last[0]) {
-            gate.closeSubscription();
-        }
+        gates.leave(kind, key, gate);
         if (closed) {
             // After the gate was cleared: the shutdown's wait for holds to end looks again.
             shutdown.leaseEnded();
         }
     }
 
-    // ---------------------------------------------------------------- lease loss
+    // ---------------------------------------------------------------- lease events
 
     /** The calling thread handed {@code lease} to a pending result: it no longer counts as held by this thread. */
     void detached(Lease lease) {
@@ -750,66 +380,8 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
-    /** Called by the watchdog when the store says a held lease is gone. */
-    void leaseLost(Lease lease, String reason) {
-        leaseLost(lease, reason, true);
-    }
-
-    /**
-     * Marks a held lease lost and tells the listeners, once; {@code byRenewal} when a renewal (or the store's session)
-     * found it, which also counts as a lost renewal, rather than a fencing token's issuance.
-     */
-    void leaseLost(Lease lease, String reason, boolean byRenewal) {
-        if (!lease.markLost(ForcedReleases.reason(lease.owner, reason))) {
-            return;
-        }
-        if (lease.watched) {
-            watchedLeases.decrementAndGet();
-        }
-        reportLost(lease, byRenewal);
-    }
-
-    /** Gives the lost lease's turn to the JVM's next waiter, and tells the log and the listeners that it is lost. */
-    void reportLost(Lease lease, boolean byRenewal) {
-        releases.endTurn(lease);
-        log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
-        if (byRenewal) {
-            listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
-        }
-        listener.onLeaseLost(lease.events, lease.lostReason);
-    }
-
-    /**
-     * Marks {@code owner} as acquiring, before each store attempt, on a session-keeping store: a loss the store reports
-     * before the grant is recorded is kept for {@link #held} (the store may call back before the attempt returns).
-     */
-    void expectGrant(String owner) {
-        if (sessionKept) {
-            acquiringOwners.putIfAbsent(owner, NO_LOSS);
-        }
-    }
-
-    /**
-     * A session-keeping store reports a lease gone; the report counts only while that owner holds the key here, or
-     * is acquiring it (then {@link #held} applies it once the grant is recorded).
-     */
-    private void storeReportedLoss(String key, String owner, String reason) {
-        // Kept before the holder is looked at, while held() publishes the lease before it looks here: whichever
-        // comes second sees the other.
-        acquiringOwners.replace(owner, NO_LOSS, reason);
-        KeyGate gate = gates.get(new GateKey(LockKind.EXCLUSIVE.family(), key));
-        Lease lease = gate == null ? null : gate.holder;
-        if (lease != null && lease.owner.equals(owner)) {
-            leaseLost(lease, reason);
-        }
-    }
-
     void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {
         listener.onRenewal(lease.lockName, lease.key, outcome);
-    }
-
-    /** A key's gate is per family of kinds: the families are separate locks in the store. */
-    private record GateKey(int family, String key) {
     }
 
     /** Configures a {@link LockManager}. */

@@ -139,7 +139,7 @@ final class LockOrderMonitor {
     }
 
     private static boolean isDlock(String className) {
-        for (Class<?> engine : new Class<?>[] {LockManager.class, LockOrderMonitor.class, LeaseHandle.class}) {
+        for (Class<?> engine : new Class<?>[] {LockManager.class, Acquisition.class, LockOrderMonitor.class, LeaseHandle.class}) {
             if (className.equals(engine.getName()) || className.startsWith(engine.getName() + "$")) {
                 return true;
             }

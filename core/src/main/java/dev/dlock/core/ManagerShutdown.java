@@ -53,7 +53,7 @@ final class ManagerShutdown {
             awaitReleases(System.nanoTime() + gracePeriod.toNanos());
             sweeping = true;
             int released = 0;
-            for (Lease lease : manager.heldLeases()) {
+            for (Lease lease : manager.gates.held()) {
                 if (free(lease)) {
                     released++;
                 }
@@ -110,7 +110,7 @@ final class ManagerShutdown {
             }
             if (next == pending.size()) {
                 // Leases taken since the last look (acquisitions whose store call was under way at close) count too.
-                pending = manager.heldLeases().stream().filter(lease -> stillHeld(lease, closing)).toList();
+                pending = manager.gates.held().stream().filter(lease -> stillHeld(lease, closing)).toList();
                 next = 0;
                 if (pending.isEmpty()) {
                     return;
@@ -142,7 +142,7 @@ final class ManagerShutdown {
 
     /** Whether {@code lease} is still in its gate (its holder has not finished releasing it) and not the closing thread's. */
     private static boolean stillHeld(Lease lease, Thread closing) {
-        boolean inGate = lease.kind.shared() ? lease.gate.sharedHolders.contains(lease) : lease.gate.holder == lease;
+        boolean inGate = lease.gate.holders.contains(lease);
         return inGate && lease.ownerThread != closing;
     }
 
@@ -172,7 +172,7 @@ final class ManagerShutdown {
                     + "lease", lease, e);
         }
         if (newlyLost) {
-            manager.reportLost(lease, false);
+            manager.losses.reportLost(lease, false);
         }
         return true;
     }

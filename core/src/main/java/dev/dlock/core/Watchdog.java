@@ -14,10 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.DelayQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Delayed;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -28,9 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Keeps watchdog-managed leases alive: one scheduling thread that never waits on the store, and
  * renewal calls that run per store node, so that a stalled node delays only its own leases.
  *
- * <p>Leases wait in time slots of {@value #SLOT_MILLIS} ms; the {@link DelayQueue} holds one entry
- * per slot, not per lease, so cancelling a lease is an O(1) removal from its slot and released
- * leases never pile up in the queue. When slots fall due the thread drains every due slot, tops up
+ * <p>Leases wait in {@link RenewalSlots time slots} of {@value #SLOT_MILLIS} ms. When slots fall due the thread
+ * drains every due slot, tops up
  * the last partial batch with leases due soon (renewing early is harmless, and it keeps the number
  * of store calls per round near leases / batch size), and hands them to their node's
  * {@link StoreNode store node}'s group. A group runs one call at a time on one of a bounded
@@ -44,8 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Watchdog {
 
     private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
-    static final long SLOT_MILLIS = 10;
-    private static final long SLOT_NANOS = TimeUnit.MILLISECONDS.toNanos(SLOT_MILLIS);
+    /** The length of a time slot, as {@link RenewalSlots#SLOT_MILLIS}. */
+    static final long SLOT_MILLIS = RenewalSlots.SLOT_MILLIS;
     private static final long MAX_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How often the scheduling thread looks for stalled calls when no slot falls due. */
     private static final long STALL_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -57,8 +53,7 @@ final class Watchdog {
     private final int batchSize;
     private final long coalesceNanos;
     private final String threadName;
-    private final DelayQueue<Slot> queue = new DelayQueue<>();
-    private final ConcurrentSkipListMap<Long, Slot> slots = new ConcurrentSkipListMap<>();
+    private final RenewalSlots slots = new RenewalSlots();
     private final ConcurrentHashMap<StoreNode, Group> groups = new ConcurrentHashMap<>();
     private final ExecutorService renewers;
     private final AtomicLong errors = new AtomicLong();
@@ -110,30 +105,12 @@ final class Watchdog {
 
     /** Queues {@code lease} for renewal at {@code dueNanos}; the caller holds the lease's monitor or owns it exclusively. */
     void schedule(Lease lease, long dueNanos) {
-        cancel(lease);
-        long index = Math.floorDiv(dueNanos, SLOT_NANOS);
-        while (true) {
-            Slot slot = slots.computeIfAbsent(index, this::newSlot);
-            if (slot.add(lease)) {
-                return;
-            }
-            // The watchdog took this slot a moment ago; drop it so the next round creates a fresh one.
-            slots.remove(index, slot);
-        }
-    }
-
-    private Slot newSlot(long index) {
-        Slot slot = new Slot(index * SLOT_NANOS);
-        queue.add(slot);
-        return slot;
+        slots.schedule(lease, dueNanos);
     }
 
     /** Takes a lease out of its slot, so it is never renewed again unless scheduled anew. */
     void cancel(Lease lease) {
-        Slot slot = lease.slot;
-        if (slot != null) {
-            slot.remove(lease);
-        }
+        slots.cancel(lease);
     }
 
     long errors() {
@@ -174,16 +151,8 @@ final class Watchdog {
     private void run() {
         while (running) {
             try {
-                Slot first = queue.poll(STALL_CHECK_NANOS, TimeUnit.NANOSECONDS);
-                if (first != null) {
-                    List<Slot> due = new ArrayList<>();
-                    due.add(first);
-                    queue.drainTo(due);
-                    List<Lease> leases = new ArrayList<>();
-                    for (Slot slot : due) {
-                        slots.remove(slot.index(), slot);
-                        slot.closeInto(leases);
-                    }
+                List<Lease> leases = slots.takeDue(STALL_CHECK_NANOS);
+                if (!leases.isEmpty()) {
                     topUp(leases);
                     dispatch(leases);
                 }
@@ -207,13 +176,7 @@ final class Watchdog {
         if (missing == 0 || leases.isEmpty()) {
             return;
         }
-        long horizon = Math.floorDiv(System.nanoTime() + coalesceNanos, SLOT_NANOS);
-        for (Slot slot : slots.headMap(horizon, true).values()) {
-            missing -= slot.takeInto(leases, missing);
-            if (missing == 0) {
-                return;
-            }
-        }
+        slots.takeEarly(leases, missing, System.nanoTime() + coalesceNanos);
     }
 
     /**
@@ -240,7 +203,7 @@ final class Watchdog {
                 }
             }
             if (expired) {
-                manager.leaseLost(lease, "no renewal was confirmed before the lease of " + lease.leaseMillis
+                manager.losses.leaseLost(lease, "no renewal was confirmed before the lease of " + lease.leaseMillis
                         + " ms ran out: the store did not answer in time");
             }
         }
@@ -251,7 +214,7 @@ final class Watchdog {
 
     /** Queues the check that reports a lease lost if no renewal answer arrived by its expiry (one slot late, never early). */
     private void scheduleExpiryCheck(Lease lease) {
-        schedule(lease, lease.expiresAtNanos + SLOT_NANOS);
+        schedule(lease, lease.expiresAtNanos + RenewalSlots.SLOT_NANOS);
     }
 
     private void reportStalls() {
@@ -314,7 +277,7 @@ final class Watchdog {
             lease.renewalAnswered();
             cancel(lease);
         }
-        manager.leaseLost(lease, reason);
+        manager.losses.leaseLost(lease, reason);
     }
 
     private void retryOrGiveUp(Lease lease, RuntimeException error) {
@@ -460,62 +423,6 @@ final class Watchdog {
             log.warn("dlock watchdog: a renewal call for group '{}' has been waiting {} ms, longer than its leases can afford; "
                     + "leases of that node are reported lost when they run out, other nodes are renewed meanwhile",
                     id, TimeUnit.NANOSECONDS.toMillis(now - startedAt));
-        }
-    }
-
-    /** Leases due in one {@value #SLOT_MILLIS} ms time slot; one DelayQueue entry. */
-    static final class Slot implements Delayed {
-        private final long dueNanos;
-        private final LinkedHashSet<Lease> leases = new LinkedHashSet<>();
-        private boolean closed;
-
-        Slot(long dueNanos) {
-            this.dueNanos = dueNanos;
-        }
-
-        long index() {
-            return Math.floorDiv(dueNanos, SLOT_NANOS);
-        }
-
-        synchronized boolean add(Lease lease) {
-            if (closed) {
-                return false;
-            }
-            leases.add(lease);
-            lease.slot = this;
-            return true;
-        }
-
-        synchronized void remove(Lease lease) {
-            if (leases.remove(lease)) {
-                lease.slot = null;
-            }
-        }
-
-        synchronized void closeInto(List<Lease> out) {
-            closed = true;
-            takeInto(out, leases.size());
-        }
-
-        synchronized int takeInto(List<Lease> out, int max) {
-            int taken = 0;
-            for (Iterator<Lease> it = leases.iterator(); it.hasNext() && taken < max; taken++) {
-                Lease lease = it.next();
-                it.remove();
-                lease.slot = null;
-                out.add(lease);
-            }
-            return taken;
-        }
-
-        @Override
-        public long getDelay(TimeUnit unit) {
-            return unit.convert(dueNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
-        }
-
-        @Override
-        public int compareTo(Delayed other) {
-            return Long.compare(dueNanos, ((Slot) other).dueNanos);
         }
     }
 }

@@ -102,7 +102,7 @@ class AcquisitionContextTest extends EngineTestSupport {
         LockManager operator = manager();
         // A fixed lease has no renewals: its holder learns of the forced release only when it releases.
         LockHandle handle = locks.acquire(LockRequest.builder(key).leaseTime(Duration.ofSeconds(30)).build());
-        operator.forceRelease(key);
+        operator.admin().forceRelease(key);
 
         assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
 

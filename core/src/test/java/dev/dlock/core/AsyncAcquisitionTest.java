@@ -131,7 +131,7 @@ class AsyncAcquisitionTest extends EngineTestSupport {
         }
         CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         assertThat(overlaps).as("callers inside a key's section at once").hasValue(0);
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
     @Test

@@ -78,7 +78,7 @@ abstract class EngineTestSupport {
     /** {@code backend} in a recorder that declares no hand-off. */
     static RecordingBackend withoutHandOff(LockBackend backend) {
         RecordingBackend recorder = new RecordingBackend(backend);
-        recorder.alterCapabilities(declared -> declared.withHandOff(false));
+        recorder.alterCapabilities(declared -> declared.withLocalHandOff(null));
         return recorder;
     }
 
@@ -118,14 +118,14 @@ abstract class EngineTestSupport {
         }
     }
 
-    /** True while {@code thread} is parked in {@link KeyGate#enter}, queued for this JVM's turn on a key. */
+    /** True while {@code thread} is parked in {@link LocalTurn#enter}, queued for this JVM's turn on a key. */
     static boolean waitsForTheTurn(Thread thread) {
         Thread.State state = thread.getState();
         if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
             return false;
         }
         for (StackTraceElement frame : thread.getStackTrace()) {
-            if (frame.getClassName().equals(KeyGate.class.getName()) && frame.getMethodName().equals("enter")) {
+            if (frame.getClassName().equals(LocalTurn.class.getName()) && frame.getMethodName().equals("enter")) {
                 return true;
             }
         }
@@ -139,7 +139,7 @@ abstract class EngineTestSupport {
         taken.get().close();
     }
 
-    /** How many threads wait for a key's local turn now (inside {@code KeyGate.enter}), in every manager of this JVM. */
+    /** How many threads wait for a key's local turn now (inside {@code LocalTurn.enter}), in every manager of this JVM. */
     static int threadsWaitingForTheTurn() {
         int waiting = 0;
         for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
@@ -150,9 +150,9 @@ abstract class EngineTestSupport {
         return waiting;
     }
 
-    /** Whether {@code thread} is inside the gate's method {@code method} now. */
+    /** Whether {@code thread} is inside the local turn's method {@code method} now. */
     static boolean isInGate(Thread thread, String method) {
-        return isIn(thread.getStackTrace(), KeyGate.class, method);
+        return isIn(thread.getStackTrace(), LocalTurn.class, method);
     }
 
     /** Whether {@code thread} is inside {@code type}'s method {@code method} now. */
@@ -161,7 +161,7 @@ abstract class EngineTestSupport {
     }
 
     private static boolean isIn(StackTraceElement[] stack, String method) {
-        return isIn(stack, KeyGate.class, method);
+        return isIn(stack, LocalTurn.class, method);
     }
 
     private static boolean isIn(StackTraceElement[] stack, Class<?> type, String method) {

@@ -65,7 +65,7 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
         LockManager locks = locks();
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
             assertThat(acquiredTokens).as("the token the listener was told at acquisition").containsExactly(0L);
-            assertThat(locks.heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingTokenIssued()).isFalse());
+            assertThat(locks.admin().heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingTokenIssued()).isFalse());
             assertThat(lock.toString()).contains("fencing token not issued");
             assertThat(backend.issuances).as("issuances after acquiring and reading diagnostics").hasValue(0);
 
@@ -76,7 +76,7 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
                 assertThat(inner.fencingToken()).as("the re-entrant hold's token").isEqualTo(token);
             }
             assertThat(backend.issuances).as("issuances for one hold").hasValue(1);
-            assertThat(locks.heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingToken()).isEqualTo(token));
+            assertThat(locks.admin().heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingToken()).isEqualTo(token));
             assertThat(lock.toString()).contains("fencing token " + token);
         }
     }
@@ -156,7 +156,7 @@ class FencingTokenOnRequestTest extends EngineTestSupport {
         }
         long withAcquisition;
         try (LockHandle lock = locks.acquire(fenced().waitTime(Duration.ZERO).build())) {
-            assertThat(locks.heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingTokenIssued()).isTrue());
+            assertThat(locks.admin().heldLocks()).singleElement().satisfies(held -> assertThat(held.fencingTokenIssued()).isTrue());
             withAcquisition = lock.fencingToken();
         }
         LockHandle async = locks.acquireAsync(fenced().waitTime(Duration.ofSeconds(5)).build()).get(10, TimeUnit.SECONDS);

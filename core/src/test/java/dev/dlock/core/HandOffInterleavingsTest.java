@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck's model checker runs {@link HandOffModel}'s operations on one key through the interleavings of the local
- * turn ({@link KeyGate}), the hand-off to the next local waiter, re-entry, abort and interrupt, and checks after each
+ * turn ({@link LocalTurn}), the hand-off to the next local waiter, re-entry, abort and interrupt, and checks after each
  * what callers rely on: one holder at a time, every waiter either holding the key or gone with its place given back
  * (otherwise a waiter hangs, which Lincheck reports), and the key free in the store and to the next tryAcquire. A lease
  * that is lost or runs out while waiters queue, and asynchronous waiters: {@link LeaseEndInterleavingsTest}.

@@ -122,7 +122,7 @@ public class HandOffModel {
             return;
         }
         store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
-        locks.leaseLost(lease, "the store lost it (the model)");
+        locks.losses.leaseLost(lease, "the store lost it (the model)");
     }
 
     /**

@@ -1,12 +1,9 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.LockBackend;
-import java.util.Optional;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.ReleaseResult;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.LeaseRenewal;
-import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.AcquireResult;
 
@@ -61,7 +58,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         Instant before = Instant.now().minusMillis(1);
         LockHandle held = acquireOn("order-worker-1", appA, LockRequest.builder(key).build());
 
-        List<LockHolder> holders = appB.holders(key);
+        List<LockHolder> holders = appB.admin().holders(key);
 
         assertThat(holders).singleElement().satisfies(holder -> {
             assertThat(holder.instance()).isEqualTo("app-a");
@@ -69,9 +66,9 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
             assertThat(holder.acquiredAt()).isBetween(before, Instant.now().plusMillis(1));
             assertThat(holder.leaseRemaining()).isPositive().isLessThanOrEqualTo(LockManager.DEFAULT_LEASE_TIME);
         });
-        assertThat(appB.holders(LockKind.READ, key)).as("another kind's lock on the key is free").isEmpty();
+        assertThat(appB.admin().holders(LockKind.READ, key)).as("another kind's lock on the key is free").isEmpty();
         held.close();
-        assertThat(appB.holders(key)).as("free after release").isEmpty();
+        assertThat(appB.admin().holders(key)).as("free after release").isEmpty();
     }
 
     @Test
@@ -88,7 +85,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         blocker.close();
         LockHandle handle = pending.get().get(10, TimeUnit.SECONDS);
 
-        assertThat(other.holders(key)).singleElement().satisfies(holder -> {
+        assertThat(other.admin().holders(key)).singleElement().satisfies(holder -> {
             assertThat(holder.instance()).isEqualTo("app-a");
             assertThat(holder.holder()).isEqualTo("async:checkout-caller");
         });
@@ -108,7 +105,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
                 .waitTime(Duration.ofSeconds(30)).build());
         assertThat(waiter).as("the key is held").isNotDone();
 
-        List<LockHolder> removed = appB.forceRelease("orders", logical);
+        List<LockHolder> removed = appB.admin().forceRelease("orders", logical);
 
         assertThat(removed).singleElement().satisfies(holder -> {
             assertThat(holder.instance()).isEqualTo("app-a");
@@ -122,7 +119,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         assertThat(stuck.state()).isEqualTo(LockState.LOST);
         assertThat(stuck.isHeld()).isFalse();
         assertThatThrownBy(stuck::close).isInstanceOf(LockLostException.class).hasMessageContaining("taken by a forced release");
-        assertThat(appA.holders(logical)).as("the new holder, not the removed one")
+        assertThat(appA.admin().holders(logical)).as("the new holder, not the removed one")
                 .singleElement().extracting(LockHolder::instance).isEqualTo("app-b");
         next.close();
     }
@@ -135,15 +132,15 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         LockHandle reader2 = acquireOn("reader-2", appA, LockRequest.builder(key).kind(LockKind.READ)
                 .leaseTime(Duration.ofSeconds(20)).build());
         LockHandle permit = acquireOn("permit-1", appA, LockRequest.builder(key).kind(LockKind.permits(3)).build());
-        assertThat(appB.holders(key)).extracting(LockHolder::holder).containsExactlyInAnyOrder("reader-1", "reader-2", "permit-1");
-        assertThat(appB.holders(LockKind.WRITE, key)).isEmpty();
+        assertThat(appB.admin().holders(key)).extracting(LockHolder::holder).containsExactlyInAnyOrder("reader-1", "reader-2", "permit-1");
+        assertThat(appB.admin().holders(LockKind.WRITE, key)).isEmpty();
         assertThat(appB.tryAcquire(LockRequest.builder(key).kind(LockKind.WRITE).waitTime(Duration.ZERO).build()))
                 .as("readers keep a writer out").isEmpty();
 
-        assertThat(appB.forceRelease(key)).extracting(LockHolder::holder)
+        assertThat(appB.admin().forceRelease(key)).extracting(LockHolder::holder)
                 .containsExactlyInAnyOrder("reader-1", "reader-2", "permit-1");
 
-        assertThat(appB.holders(key)).isEmpty();
+        assertThat(appB.admin().holders(key)).isEmpty();
         LockHandle writer = appB.acquire(LockRequest.builder(key).kind(LockKind.WRITE).waitTime(Duration.ZERO).build());
         assertThat(writer.fencingToken()).isGreaterThan(Math.max(reader1.fencingToken(), reader2.fencingToken()));
         assertThatThrownBy(reader2::close).as("the fixed lease has no renewal: its release says it")
@@ -156,17 +153,17 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
     @Test
     void withoutTheStoresInspectionHoldersAreThisJvmsOwnAndAForcedReleaseIsRefused() throws InterruptedException {
         LockBackend backend = new StoreThatCannotSayWhoHolds(store);
-        assertThat(backend.holderInspection()).isEmpty();
+        assertThat(backend.capabilities().holderInspection()).isEmpty();
         LockManager locks = manager(backend, b -> b.instanceId("app-a"));
         LockHandle held = acquireOn("local-worker", locks, LockRequest.builder(key).build());
 
-        assertThat(locks.holders(key)).singleElement().satisfies(holder -> {
+        assertThat(locks.admin().holders(key)).singleElement().satisfies(holder -> {
             assertThat(holder.instance()).isEqualTo("app-a");
             assertThat(holder.holder()).isEqualTo("local-worker");
             assertThat(holder.leaseRemaining()).isPositive();
         });
-        assertThat(manager(backend, b -> { }).holders(key)).as("another manager's holds are not seen").isEmpty();
-        assertThatThrownBy(() -> locks.forceRelease(key)).isInstanceOf(UnsupportedOperationException.class)
+        assertThat(manager(backend, b -> { }).admin().holders(key)).as("another manager's holds are not seen").isEmpty();
+        assertThatThrownBy(() -> locks.admin().forceRelease(key)).isInstanceOf(UnsupportedOperationException.class)
                 .hasMessageContaining("StoreThatCannotSayWhoHolds").hasMessageContaining(key);
         assertThat(held.isHeld()).isTrue();
         held.close();
@@ -182,7 +179,7 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
 
         @Override
         public BackendCapabilities capabilities() {
-            return store.capabilities();
+            return store.capabilities().withHolderInspection(null);
         }
 
         @Override
@@ -203,16 +200,6 @@ class HoldersAndForcedReleaseTest extends EngineTestSupport {
         @Override
         public List<RenewalResult> renew(List<LeaseRenewal> batch) {
             return store.renew(batch);
-        }
-
-        @Override
-        public Optional<ReleaseNotices> releaseNotices() {
-            return store.releaseNotices();
-        }
-
-        @Override
-        public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
-            return store.handOff(key, owner, nextOwner, leaseMillis);
         }
 
         @Override

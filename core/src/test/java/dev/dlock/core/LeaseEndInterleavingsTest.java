@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * the two run on both test JVMs at once.
  *
  * <p>The scenarios of a lease that runs out were checked against the engine with the lapse unwatched: with
- * {@code KeyGate.nanosUntilTurnLapses} answering "never", both hang (Lincheck: "The execution has hung"); with only
+ * {@code LocalTurn.nanosUntilTurnLapses} answering "never", both hang (Lincheck: "The execution has hung"); with only
  * the asynchronous check ignoring it, the scenario of asynchronous waiters alone hangs.
  */
 class LeaseEndInterleavingsTest {

@@ -36,7 +36,7 @@ class LockAtLeastForTest extends EngineTestSupport {
         long freedAfterMillis = Duration.ofNanos(System.nanoTime() - acquiredAt).toMillis();
         next.close();
         assertThat(freedAfterMillis).as("ms until another node could take the key").isGreaterThanOrEqualTo(400);
-        assertThat(node1.watchedLeaseCount()).isZero();
+        assertThat(node1.admin().watchedLeaseCount()).isZero();
     }
 
     @Test

@@ -229,7 +229,7 @@ class LockManagerTest extends EngineTestSupport {
     void heldLocksShowWhatThisManagerHoldsNow() {
         LockManager locks = manager();
         try (LockHandle lock = locks.acquire(LockRequest.builder(key).name("orders").waitTime(Duration.ZERO).build())) {
-            assertThat(locks.heldLocks()).singleElement().satisfies(held -> {
+            assertThat(locks.admin().heldLocks()).singleElement().satisfies(held -> {
                 assertThat(held.lockName()).isEqualTo("orders");
                 assertThat(held.key()).isEqualTo(key);
                 assertThat(held.fencingToken()).isEqualTo(lock.fencingToken());
@@ -237,10 +237,10 @@ class LockManagerTest extends EngineTestSupport {
                 assertThat(held.watchdogManaged()).isTrue();
                 assertThat(held.state()).isEqualTo(LockState.HELD);
             });
-            assertThat(locks.watchedLeaseCount()).isEqualTo(1);
+            assertThat(locks.admin().watchedLeaseCount()).isEqualTo(1);
         }
-        assertThat(locks.heldLocks()).isEmpty();
-        assertThat(locks.watchedLeaseCount()).isZero();
+        assertThat(locks.admin().heldLocks()).isEmpty();
+        assertThat(locks.admin().watchedLeaseCount()).isZero();
     }
 
     // ------------------------------------------------------------------ fixed leases
@@ -274,9 +274,9 @@ class LockManagerTest extends EngineTestSupport {
              LockHandle watched = locks.acquire(witness, Duration.ZERO)) {
             await("three renewals of a watched lease", Duration.ofSeconds(10), () -> backend.sentRenewalsOf(witness).size() >= 3);
             assertThat(backend.sentRenewalsOf(key)).isEmpty();
-            assertThat(locks.heldLocks()).filteredOn(held -> held.key().equals(key)).singleElement()
+            assertThat(locks.admin().heldLocks()).filteredOn(held -> held.key().equals(key)).singleElement()
                     .satisfies(held -> assertThat(held.watchdogManaged()).isFalse());
-            assertThat(locks.watchedLeaseCount()).isEqualTo(1);
+            assertThat(locks.admin().watchedLeaseCount()).isEqualTo(1);
         }
     }
 
@@ -367,7 +367,7 @@ class LockManagerTest extends EngineTestSupport {
         assertThat(outcome.get()).isInstanceOfSatisfying(LockNotAcquiredException.class,
                 e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED));
         assertThat(stillInterrupted).as("interrupt status kept").isTrue();
-        assertThat(waiter.heldLocks()).isEmpty();
+        assertThat(waiter.admin().heldLocks()).isEmpty();
         assertFree(waiter, key, "the key is free");
     }
 
@@ -408,7 +408,7 @@ class LockManagerTest extends EngineTestSupport {
                 .abortIf(() -> checks.incrementAndGet() >= 2).build())).isEmpty();
         assertThat(checks).as("checked before the store call and after it").hasValue(2);
         assertFree(manager(), key, "the aborted acquisition released the key");
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
     /** A waiter that checks an abort condition keeps the place it arrived at. */
@@ -571,8 +571,8 @@ class LockManagerTest extends EngineTestSupport {
                 .hasMessageContaining("outcome is unknown");
         assertThat(backend.releases.get()).as("retried").isGreaterThan(1);
         assertThat(handle.isHeld()).isFalse();
-        assertThat(holder.heldLocks()).isEmpty();
-        assertThat(holder.watchedLeaseCount()).isZero();
+        assertThat(holder.admin().heldLocks()).isEmpty();
+        assertThat(holder.admin().watchedLeaseCount()).isZero();
         assertThat(manager().tryAcquire(key)).as("still held in the store until its lease runs out").isEmpty();
         skipStoreTime(LockManager.DEFAULT_LEASE_TIME.plusSeconds(1));
         assertFree(manager(), key, "free once its lease ran out, since nothing renews it");

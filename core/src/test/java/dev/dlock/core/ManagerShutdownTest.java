@@ -49,7 +49,7 @@ class ManagerShutdownTest extends EngineTestSupport {
                 .hasMessageContaining(key).hasMessageContaining("lock manager was closed");
         assertThat(commandsSent(tapped)).as("store commands sent by the holder's own release").isEqualTo(sentBefore);
         assertThat(lostReasons).as("the loss is reported once").hasSize(1);
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
     @Test

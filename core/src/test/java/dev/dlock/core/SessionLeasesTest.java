@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
@@ -12,7 +13,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -62,8 +62,8 @@ class SessionLeasesTest extends EngineTestSupport {
         }
 
         @Override
-        public Optional<SessionLeases> sessionLeases() {
-            return Optional.of(this);
+        public BackendCapabilities capabilities() {
+            return BackendCapabilities.DEFAULT.withSessionLeases(this);
         }
 
         @Override
@@ -99,15 +99,15 @@ class SessionLeasesTest extends EngineTestSupport {
             // Five leases' worth: an expiring store would have had 15 renewals and a lost lease without them.
             Thread.sleep(300);
             assertThat(session.renewalsAsked).as("renewals sent to a session-keeping store").isEmpty();
-            assertThat(locks.watchdogRenewCallCount()).isZero();
+            assertThat(locks.admin().watchdogRenewCallCount()).isZero();
             assertThat(lock.isHeld()).as("held: the session lives").isTrue();
             assertThat(lock.state()).isEqualTo(LockState.HELD);
-            assertThat(locks.heldLocks()).singleElement().satisfies(held -> assertThat(held.leaseExpiresIn()).isNull());
+            assertThat(locks.admin().heldLocks()).singleElement().satisfies(held -> assertThat(held.leaseExpiresIn()).isNull());
             assertThat(manager().tryAcquire(key)).as("another owner while held").isEmpty();
-            assertThat(locks.watchedLeaseCount()).isEqualTo(1);
+            assertThat(locks.admin().watchedLeaseCount()).isEqualTo(1);
         }
         assertThat(session.leasesAsked).containsExactly(SessionLeases.UNTIL_RELEASED);
-        assertThat(locks.watchedLeaseCount()).isZero();
+        assertThat(locks.admin().watchedLeaseCount()).isZero();
         assertThat(manager().tryAcquire(key)).as("free after release").isPresent();
     }
 
@@ -126,7 +126,7 @@ class SessionLeasesTest extends EngineTestSupport {
         assertThat(lock.state()).isEqualTo(LockState.LOST);
         assertThat(lock.isHeld()).isFalse();
         assertThat(lost).containsExactly(key + ": the store session expired");
-        assertThat(locks.watchedLeaseCount()).isZero();
+        assertThat(locks.admin().watchedLeaseCount()).isZero();
         assertThat(manager().tryAcquire(key)).as("the store freed the key with the session").isPresent();
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("the store session expired");
     }

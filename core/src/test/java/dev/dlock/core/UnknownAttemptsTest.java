@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -13,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
@@ -158,8 +158,8 @@ class UnknownAttemptsTest extends EngineTestSupport {
         }
 
         @Override
-        public Optional<SessionLeases> sessionLeases() {
-            return Optional.of(this);
+        public BackendCapabilities capabilities() {
+            return BackendCapabilities.DEFAULT.withSessionLeases(this);
         }
 
         @Override

@@ -170,11 +170,11 @@ class WatchdogTest extends EngineTestSupport {
         assertThat(events.lostReasons).singleElement().asString().contains("expired or was deleted");
         assertThat(lock.isHeld()).isFalse();
         assertThat(lock.state()).isEqualTo(LockState.LOST);
-        assertThat(locks.watchedLeaseCount()).isZero();
+        assertThat(locks.admin().watchedLeaseCount()).isZero();
         assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).as("a lost lease is not re-entered")
                 .isInstanceOf(LockLostException.class);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
         assertThat(events.lostReasons).as("reported once").hasSize(1);
     }
 
@@ -240,12 +240,12 @@ class WatchdogTest extends EngineTestSupport {
             assertThat(events.lostReasons).singleElement().asString().contains("no renewal was confirmed");
             assertThat(lock.isHeld()).isFalse();
             assertThat(lock.state()).isEqualTo(LockState.LOST);
-            await("the hanging call reported as stalled", Duration.ofSeconds(5), () -> locks.watchdogStalledCalls() == 1);
+            await("the hanging call reported as stalled", Duration.ofSeconds(5), () -> locks.admin().watchdogStalledCalls() == 1);
         } finally {
             answer.countDown();
         }
-        await("the stall to clear", Duration.ofSeconds(5), () -> locks.watchdogStalledCalls() == 0);
-        assertThat(locks.watchdogStallCount()).isGreaterThanOrEqualTo(1);
+        await("the stall to clear", Duration.ofSeconds(5), () -> locks.admin().watchdogStalledCalls() == 0);
+        assertThat(locks.admin().watchdogStallCount()).isGreaterThanOrEqualTo(1);
         int renewalsAfterTheAnswer = backend.sentRenewalsOf(key).size();
         String witness = key + ":witness";
         try (LockHandle other = locks.acquire(witness, Duration.ZERO)) {
@@ -307,7 +307,7 @@ class WatchdogTest extends EngineTestSupport {
             assertThat(lock.isHeld()).isTrue();
             assertThat(manager().tryAcquire(key)).as("held in the store").isEmpty();
         }
-        assertThat(locks.watchdogErrorCount()).isGreaterThanOrEqualTo(1);
+        assertThat(locks.admin().watchdogErrorCount()).isGreaterThanOrEqualTo(1);
     }
 
     /** A store unreachable for good: the renewals are retried until the lease has surely run out, then it is lost. */
@@ -351,7 +351,7 @@ class WatchdogTest extends EngineTestSupport {
             assertThat(handle.isHeld()).isTrue();
             assertThat(manager().tryAcquire(key)).as("another manager got the key").isEmpty();
         }
-        assertThat(locks.watchdogErrorCount()).isGreaterThanOrEqualTo(2);
+        assertThat(locks.admin().watchdogErrorCount()).isGreaterThanOrEqualTo(2);
     }
 
     private static void sleepBriefly() {

@@ -35,10 +35,8 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
@@ -566,10 +564,16 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     private record Holder(String owner, boolean live) {
     }
 
-    /** This backend: one database, batches of the configured size. */
+    /**
+     * Renewals grouped by this backend (one database, batches of the configured size); on PostgreSQL with its driver on
+     * the class path, release notices by LISTEN/NOTIFY over one connection of this backend (taken from the pool on the
+     * first subscription and kept; elsewhere waiters poll); who holds a key (the row's owner and the lease the database
+     * gives it) and an operator's forced release.
+     */
     @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        return Optional.of(this);
+    public BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT.withRenewalGrouping(this).withReleaseNotices(releaseNotices)
+                .withHolderInspection(new JdbcHolderInspection(this));
     }
 
     /** Always {@link StoreNode#SINGLE}: one database serves every key. */
@@ -582,15 +586,6 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
     @Override
     public int maxBatchSize() {
         return renewalBatchSize;
-    }
-
-    /**
-     * On PostgreSQL with its driver on the class path, LISTEN/NOTIFY over one connection of this backend
-     * (taken from the pool on the first subscription and kept); empty elsewhere, where waiters poll.
-     */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.ofNullable(releaseNotices);
     }
 
     /**
@@ -709,12 +704,6 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
             cleaner.shutdownNow();
         }
         lateReleases.shutdownNow();
-    }
-
-    /** Who holds a key (the row's owner and the lease the database gives it) and an operator's forced release. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new JdbcHolderInspection(this));
     }
 
     /** The notice channel of {@code key}: a hash, so any key fits PostgreSQL's 63-byte identifiers. */

@@ -71,7 +71,7 @@ class JdbcDialectsHolderInspectionTest {
         String key = "holders:" + UUID.randomUUID();
         LockBackend backend = FACTORY.create(connection);
         try {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).isEmpty();
             long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "worker-7/main/kz0/id:1", 60_000))
                     .fencingToken();

@@ -30,7 +30,7 @@ class PoolExhaustionTest {
                         .isLessThan(TimeUnit.SECONDS.toNanos(10));
                 assertThat(taken.isValid(1)).isTrue();
             }
-            assertThat(locks.heldLocks()).isEmpty();
+            assertThat(locks.admin().heldLocks()).isEmpty();
             assertThat(locks.tryAcquire("exhausted")).as("works once a connection is free").isPresent().get().satisfies(h -> h.close());
         }
     }

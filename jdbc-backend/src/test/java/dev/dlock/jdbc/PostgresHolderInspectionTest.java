@@ -57,7 +57,7 @@ class PostgresHolderInspectionTest {
         try (LockManager locks = LockManager.builder(backend).instanceId("operator").build();
              OtherJvmHolder child = OtherJvmHolder.start(JdbcBackendFactory.class, connection, key, LockKind.EXCLUSIVE,
                      "worker-7", "checkout-worker-3", Duration.ofSeconds(3))) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             List<StoredHolder> stored = inspection.holders(LockKind.EXCLUSIVE, key);
 
@@ -90,7 +90,7 @@ class PostgresHolderInspectionTest {
         String key = "read-only:" + UUID.randomUUID();
         LockBackend backend = FACTORY.create(connection);
         try {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).isEmpty();
             assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, key)).isEmpty();
 
@@ -121,7 +121,7 @@ class PostgresHolderInspectionTest {
         try {
             long token = ((AcquireResult.Acquired) backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 60_000)).fencingToken();
 
-            assertThat(backend.holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key))
+            assertThat(backend.capabilities().holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key))
                     .extracting(StoredHolder::owner).containsExactly("holder");
 
             // With the row free at the holder's token, the release would read "released already": ALREADY_FREE.

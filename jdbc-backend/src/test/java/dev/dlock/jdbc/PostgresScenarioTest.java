@@ -198,7 +198,7 @@ class PostgresScenarioTest {
     void everySubscriberHearsOnceWhenTheConnectionIsLostAndOnceAfterTheReconnect() throws Exception {
         try (ScenarioSupport support = new ScenarioSupport(connection())) {
             RecordingBackend backend = support.backend();
-            ReleaseNotices notices = backend.releaseNotices().orElseThrow();
+            ReleaseNotices notices = backend.capabilities().releaseNotices().orElseThrow();
             AtomicInteger firstCalls = new AtomicInteger();
             AtomicInteger secondCalls = new AtomicInteger();
             String firstKey = "notices-a:" + System.nanoTime();

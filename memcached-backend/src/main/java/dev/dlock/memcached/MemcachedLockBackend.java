@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +16,6 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -53,7 +51,6 @@ import dev.dlock.core.spi.StoreNode;
  */
 public final class MemcachedLockBackend implements LockBackend, RenewalGrouping {
 
-    private static final BackendCapabilities CAPABILITIES = BackendCapabilities.DEFAULT.withFencing(false);
     private static final Logger log = LoggerFactory.getLogger(MemcachedLockBackend.class);
 
     /** memcached's port when a server names none. */
@@ -320,12 +317,6 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
         return changed;
     }
 
-    /** This backend: leases are renewed per server, {@value #RENEWAL_BATCH_SIZE} at a time. */
-    @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        return Optional.of(this);
-    }
-
     /** The server that holds {@code key}'s lock, named {@code host:port}. */
     @Override
     public StoreNode nodeOf(String key) {
@@ -338,16 +329,15 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
         return RENEWAL_BATCH_SIZE;
     }
 
-    /** Exclusive locks without fencing tokens: memcached keeps no counter that survives an eviction or a restart, so no token could be made safe. */
+    /**
+     * Exclusive locks without fencing tokens: memcached keeps no counter that survives an eviction or a restart, so no
+     * token could be made safe. Renewals per server, {@value #RENEWAL_BATCH_SIZE} at a time; who holds a key (the lock
+     * item's value and TTL) and an operator's forced release (deletes it), best-effort, as the store is.
+     */
     @Override
     public BackendCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    /** Who holds a key (the lock item's value and TTL) and an operator's forced release (deletes it); best-effort, as the store is. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new MemcachedHolderInspection(keys, key -> serverOf(key).client));
+        return BackendCapabilities.DEFAULT.withFencing(false).withRenewalGrouping(this)
+                .withHolderInspection(new MemcachedHolderInspection(keys, key -> serverOf(key).client));
     }
 
     /** One {@code mn} round trip to every server; returns the slowest, in nanoseconds. */

@@ -39,7 +39,7 @@ class MemcachedHolderInspectionTest {
              LockManager locks = LockManager.builder(backend).instanceId("operator").build();
              OtherJvmHolder child = OtherJvmHolder.start(MemcachedBackendFactory.class, memcached.server().address(), key,
                      LockKind.EXCLUSIVE, "worker-7", "checkout-worker-3", Duration.ofSeconds(3))) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             List<StoredHolder> stored = inspection.holders(LockKind.EXCLUSIVE, key);
 
@@ -71,7 +71,7 @@ class MemcachedHolderInspectionTest {
         try (MemcachedLockBackend backend = backend()) {
             backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 10_000);
 
-            assertThat(backend.holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key))
+            assertThat(backend.capabilities().holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key))
                     .extracting(StoredHolder::owner).containsExactly("holder");
 
             // Without the owner record gone, the release would read "nobody took it since": ALREADY_FREE.
@@ -83,7 +83,7 @@ class MemcachedHolderInspectionTest {
     void holdersOfAFreeKeyAreNoneAndReadingThemExtendsNoLease() throws Exception {
         String key = "read-only:" + UUID.randomUUID();
         try (MemcachedLockBackend backend = backend()) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).isEmpty();
             assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, key)).isEmpty();
 

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,16 +21,16 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.TokensOnRequest;
 
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.HostAndPort;
@@ -81,7 +80,7 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * sorted-set members scored with their expiry in server time. All kinds share the key's fencing counter
  * and release channel.
  */
-public final class RedisLockBackend implements LockBackend, RenewalGrouping {
+public final class RedisLockBackend implements LockBackend, RenewalGrouping, LocalHandOff, TokensOnRequest {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -147,8 +146,6 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     private static final LuaScript SHARED_RENEW = LuaScript.load("shared_renew.lua", FENCING, SHARES);
     private static final LuaScript SHORTEN = LuaScript.load("shorten.lua", NOTICES);
     private static final LuaScript SHARED_SHORTEN = LuaScript.load("shared_shorten.lua", FENCING, SHARES);
-    private static final BackendCapabilities CAPABILITIES =
-            BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
 
     private final UnifiedJedis client;
     private final RedisKeys keys;
@@ -211,10 +208,17 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         return new Builder(client);
     }
 
-    /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
+    /**
+     * Every kind (exclusive, fair, read, write and permits); fencing tokens, an exclusive lock's issued on request;
+     * the local hand-off; renewals grouped by the node of each key ({@link #nodeOf}); release notices (classic pub/sub,
+     * or sharded with one connection per node, connected on the first subscription); who holds a key, read by a
+     * read-only script, and an operator's forced release (one script per call).
+     */
     @Override
     public BackendCapabilities capabilities() {
-        return CAPABILITIES;
+        return BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withLocalHandOff(this)
+                .withTokensOnRequest(this).withRenewalGrouping(this).withReleaseNotices(releaseNotices)
+                .withHolderInspection(new RedisHolderInspection(client, keys, releasePublish));
     }
 
     /**
@@ -598,12 +602,6 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
         return keys.leaseKey(kind, key);
     }
 
-    /** This backend: it knows the node of every key and its batch size. */
-    @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        return Optional.of(this);
-    }
-
     /**
      * In cluster mode the master that the client's slot cache names for the key's slot ({@code "host:port"}),
      * or {@code "slot N"} when the owner is unknown or the client is not a cluster client (a proxy);
@@ -623,18 +621,6 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping {
     @Override
     public int maxBatchSize() {
         return renewalBatchSize;
-    }
-
-    /** Release notices (classic pub/sub, or sharded with one connection per node), connected on the first subscription. */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(releaseNotices);
-    }
-
-    /** Who holds a key, read by a read-only script, and an operator's forced release (one script per call). */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new RedisHolderInspection(client, keys, releasePublish));
     }
 
     /** One PING round trip, in nanoseconds. */

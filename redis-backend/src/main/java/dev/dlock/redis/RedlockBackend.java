@@ -3,11 +3,9 @@ package dev.dlock.redis;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -18,9 +16,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
 import org.slf4j.Logger;
@@ -30,13 +26,14 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
-import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
+
+import dev.dlock.redis.RedlockFanOut.Answer;
+import dev.dlock.redis.RedlockFanOut.View;
 
 import redis.clients.jedis.UnifiedJedis;
 
@@ -92,7 +89,7 @@ public final class RedlockBackend implements LockBackend {
     private static final long DRIFT_CONSTANT_MILLIS = 2;
     private static final int DRIFT_PERCENT = 1;
     private static final int THREADS_PER_NODE = 16;
-    private static final int QUEUED_CALLS_PER_NODE = 10_000;
+    static final int QUEUED_CALLS_PER_NODE = 10_000;
     private static final long CLEANUP_FIRST_PAUSE_MILLIS = 50;
     private static final long CLEANUP_MAX_PAUSE_MILLIS = 1_000;
     /** Not acquired and no holder's lease to wait for: the engine backs off, or reports INTERRUPTED for an interrupted thread. */
@@ -123,7 +120,7 @@ public final class RedlockBackend implements LockBackend {
         this.operationTimeoutNanos = builder.operationTimeout.toNanos();
         List<ReleaseNotices> perNode = new ArrayList<>();
         for (Node node : nodes) {
-            perNode.add(node.store.releaseNotices().orElseThrow());
+            perNode.add(node.store.capabilities().releaseNotices().orElseThrow());
         }
         this.releaseNotices = new RedlockReleaseNotices(perNode);
     }
@@ -168,7 +165,7 @@ public final class RedlockBackend implements LockBackend {
         }
         long start = System.nanoTime();
         KeyOwner attempt = new KeyOwner(key, owner);
-        FanOut<AcquireResult> votes = new FanOut<>(nodes, node -> node.tryAcquire(kind, key, owner, leaseMillis));
+        RedlockFanOut<AcquireResult> votes = new RedlockFanOut<>(nodes, node -> node.tryAcquire(kind, key, owner, leaseMillis));
         for (int i = 0; i < nodes.size(); i++) {
             int target = i;
             CompletableFuture<Void> earlierRelease = nodes.get(i).pendingReleases.get(attempt);
@@ -256,7 +253,7 @@ public final class RedlockBackend implements LockBackend {
         int alreadySafe = granted.size() - behind.size();
         // Every master behind is raised, not only as many as safety needs: they run side by side, the wait ends once
         // enough answered, and every master raised is one more that issues a larger token next.
-        FanOut<Boolean> raise = new FanOut<>(behind, node -> {
+        RedlockFanOut<Boolean> raise = new RedlockFanOut<>(behind, node -> {
             node.raiseFencingCounter(key, token);
             return Boolean.TRUE;
         });
@@ -352,16 +349,16 @@ public final class RedlockBackend implements LockBackend {
                 ? RenewalResult.TAKEN : RenewalResult.EXPIRED;
     }
 
-    /** One node for all keys (every master renews every lease), batches of the configured renewal batch size. */
+    /**
+     * Exclusive locks, each token issued with its acquisition; renewals as one node for all keys (every master renews
+     * every lease), in batches of the configured renewal batch size; notices from every master (a release seen on any
+     * of them wakes the waiter); who holds a key on a quorum of masters, and an operator's forced release on every
+     * master.
+     */
     @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        return nodes.get(0).store.renewalGrouping();
-    }
-
-    /** Notices from every master: a release seen on any of them wakes the waiter. */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(releaseNotices);
+    public BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT.withRenewalGrouping(nodes.get(0).store.capabilities().renewalGrouping().orElse(null))
+                .withReleaseNotices(releaseNotices).withHolderInspection(new RedlockHolderInspection(this));
     }
 
     /** Pings every master in parallel; succeeds once a quorum answered and returns the time that took, in nanoseconds. */
@@ -374,12 +371,6 @@ public final class RedlockBackend implements LockBackend {
             throw tooFewAnswered("ping", view.answered(), view);
         }
         return System.nanoTime() - start;
-    }
-
-    /** Who holds a key on a quorum of masters, and an operator's forced release on every master. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new RedlockHolderInspection(this));
     }
 
     /**
@@ -455,7 +446,7 @@ public final class RedlockBackend implements LockBackend {
 
     /** Runs {@code call} on every master and waits, through interrupts, until {@code decided} or the operation timeout. */
     private <T> View<T> onEveryNode(Function<RedisLockBackend, T> call, Predicate<View<T>> decided) {
-        FanOut<T> fanOut = new FanOut<>(nodes, call);
+        RedlockFanOut<T> fanOut = new RedlockFanOut<>(nodes, call);
         fanOut.startAll();
         View<T> view;
         try {
@@ -471,7 +462,7 @@ public final class RedlockBackend implements LockBackend {
      * Releases the key of a failed acquire on every master that may hold it; waits, when asked and
      * at most the operation timeout, for the masters that answered, never for those still busy.
      */
-    private void releaseAfterFailedAcquire(FanOut<AcquireResult> votes, KeyOwner attempt, long leaseMillis, long start,
+    private void releaseAfterFailedAcquire(RedlockFanOut<AcquireResult> votes, KeyOwner attempt, long leaseMillis, long start,
                                            boolean waitForAnswered) {
         try {
             // Past the lease plus one operation, the key has expired on every master that took it in time.
@@ -581,10 +572,10 @@ public final class RedlockBackend implements LockBackend {
     }
 
     /** One master: its single-Redis backend, its own call threads, and the releases of failed acquires still running on it. */
-    private static final class Node {
+    static final class Node {
 
-        private final int index;
-        private final RedisLockBackend store;
+        final int index;
+        final RedisLockBackend store;
         private final ThreadPoolExecutor executor;
         private final ConcurrentHashMap<KeyOwner, CompletableFuture<Void>> pendingReleases = new ConcurrentHashMap<>();
 
@@ -667,170 +658,6 @@ public final class RedlockBackend implements LockBackend {
                 pauseMillis = Math.min(pauseMillis * 2, CLEANUP_MAX_PAUSE_MILLIS);
                 later.execute(this::submit);
             }
-        }
-    }
-
-    /**
-     * One call on several masters in parallel. The caller waits only until the answers so far decide
-     * the outcome; then {@link #close} stops it: calls not started never run, and a call still busy
-     * hands its answer to a late handler (or drops it).
-     */
-    private static final class FanOut<T> {
-
-        private final List<Node> targets;
-        private final Function<RedisLockBackend, T> call;
-        private final List<Answer<T>> answers;
-        private final boolean[] started;
-        private final List<Consumer<Answer<T>>> lateHandlers;
-        private boolean closed;
-        private boolean skipQueued;
-
-        FanOut(List<Node> targets, Function<RedisLockBackend, T> call) {
-            this.targets = targets;
-            this.call = call;
-            this.answers = new ArrayList<>(Collections.nCopies(targets.size(), null));
-            this.started = new boolean[targets.size()];
-            this.lateHandlers = new ArrayList<>(Collections.nCopies(targets.size(), null));
-        }
-
-        void startAll() {
-            for (int i = 0; i < targets.size(); i++) {
-                start(i);
-            }
-        }
-
-        void start(int target) {
-            if (!targets.get(target).submit(() -> run(target))) {
-                answer(target, new Answer<>(null, new LockBackendException("Redis master " + targets.get(target).index
-                        + " is closed, or has " + QUEUED_CALLS_PER_NODE + " calls queued", null)));
-            }
-        }
-
-        private void run(int target) {
-            synchronized (this) {
-                if (closed && skipQueued) {
-                    return;
-                }
-                started[target] = true;
-            }
-            Answer<T> answer;
-            try {
-                answer = new Answer<>(call.apply(targets.get(target).store), null);
-            } catch (RuntimeException | Error e) {
-                answer = new Answer<>(null, e);
-            }
-            answer(target, answer);
-        }
-
-        private void answer(int target, Answer<T> answer) {
-            Consumer<Answer<T>> lateHandler;
-            synchronized (this) {
-                if (!closed) {
-                    answers.set(target, answer);
-                    notifyAll();
-                    return;
-                }
-                lateHandler = lateHandlers.get(target);
-            }
-            if (lateHandler != null) {
-                lateHandler.accept(answer);
-            }
-        }
-
-        /** Waits until every target answered, {@code decided} holds, or the deadline passed. */
-        synchronized View<T> await(Predicate<View<T>> decided, long deadlineNanos) throws InterruptedException {
-            while (true) {
-                View<T> view = new View<>(new ArrayList<>(answers));
-                long remaining = deadlineNanos - System.nanoTime();
-                if (view.pending() == 0 || decided.test(view) || remaining <= 0) {
-                    return view;
-                }
-                TimeUnit.NANOSECONDS.timedWait(this, remaining);
-            }
-        }
-
-        /** {@link #await}, going on through interrupts (it stays bounded by the deadline) and setting the flag again after. */
-        View<T> awaitUninterruptibly(Predicate<View<T>> decided, long deadlineNanos) {
-            boolean interrupted = false;
-            try {
-                while (true) {
-                    try {
-                        return await(decided, deadlineNanos);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        /**
-         * Stops collecting: calls not started yet never run, and each call still busy hands its answer
-         * to {@code lateHandlerFor.apply(target)} (asked here, under this fan-out's lock); returns the
-         * answers so far.
-         */
-        synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor) {
-            return close(lateHandlerFor, true);
-        }
-
-        /** {@link #close(IntFunction)}; with {@code skipQueued} false, calls not started yet still run later, unheard. */
-        synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor, boolean skipQueued) {
-            if (!closed) {
-                closed = true;
-                this.skipQueued = skipQueued;
-                for (int i = 0; i < targets.size(); i++) {
-                    if (lateHandlerFor != null && started[i] && answers.get(i) == null) {
-                        lateHandlers.set(i, lateHandlerFor.apply(i));
-                    }
-                }
-            }
-            return new View<>(new ArrayList<>(answers));
-        }
-    }
-
-    /** One master's answer, or why there is none. */
-    private record Answer<T>(T value, Throwable failure) {
-    }
-
-    /** The answers of a fan-out so far, one per target: null while that master is still busy. */
-    private record View<T>(List<Answer<T>> answers) {
-
-        T value(int target) {
-            Answer<T> answer = answers.get(target);
-            return answer == null ? null : answer.value();
-        }
-
-        int pending() {
-            return (int) answers.stream().filter(Objects::isNull).count();
-        }
-
-        int answered() {
-            return count(value -> true);
-        }
-
-        int failed() {
-            return (int) answers.stream().filter(answer -> answer != null && answer.failure() != null).count();
-        }
-
-        int count(Predicate<T> matching) {
-            return (int) answers.stream()
-                    .filter(answer -> answer != null && answer.failure() == null && matching.test(answer.value()))
-                    .count();
-        }
-
-        Throwable firstFailure() {
-            return answers.stream().filter(answer -> answer != null && answer.failure() != null)
-                    .map(Answer::failure).findFirst().orElse(null);
-        }
-
-        /** The first failure that is not an unreachable master (a bug or an unexpected reply), or null. */
-        Throwable unexpected() {
-            return answers.stream().filter(answer -> answer != null && answer.failure() != null
-                            && !(answer.failure() instanceof LockBackendException))
-                    .map(Answer::failure).findFirst().orElse(null);
         }
     }
 

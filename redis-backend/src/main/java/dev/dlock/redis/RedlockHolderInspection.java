@@ -31,7 +31,7 @@ final class RedlockHolderInspection implements HolderInspection {
     public List<StoredHolder> holders(LockKind kind, String key) {
         Objects.requireNonNull(kind, "kind");
         Map<String, List<Long>> leases = byOwner(redlock.onEveryMaster("holders of key '" + key + "'",
-                master -> master.holderInspection().orElseThrow().holders(kind, key)));
+                master -> master.capabilities().holderInspection().orElseThrow().holders(kind, key)));
         int quorum = redlock.quorum();
         List<StoredHolder> holders = new ArrayList<>();
         leases.forEach((owner, remaining) -> {
@@ -47,7 +47,7 @@ final class RedlockHolderInspection implements HolderInspection {
     public List<StoredHolder> forceRelease(LockKind kind, String key) {
         Objects.requireNonNull(kind, "kind");
         Map<String, List<Long>> leases = byOwner(redlock.onEveryMaster("forceRelease of key '" + key + "'",
-                master -> master.holderInspection().orElseThrow().forceRelease(kind, key)));
+                master -> master.capabilities().holderInspection().orElseThrow().forceRelease(kind, key)));
         List<StoredHolder> removed = new ArrayList<>();
         leases.forEach((owner, remaining) -> removed.add(new StoredHolder(owner, remaining.stream().max(Long::compare).orElseThrow())));
         return List.copyOf(removed);

@@ -50,7 +50,7 @@ class ClassicPubSubOnRedis6ClusterTest {
             for (RedisServerProcess master : cluster.currentMasters()) {
                 String key = RedisTestSupport.keyOwnedBy(cluster, master, "classic-");
                 CountDownLatch released = new CountDownLatch(1);
-                try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
+                try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
                     assertThat(subscription.awaitActive(BOUND)).isTrue();
                     backend.tryAcquire(LockKind.EXCLUSIVE, key, "a", 10_000);
                     RedisTestSupport.askAsAnotherOwner(backend, key);

@@ -63,7 +63,7 @@ class ClusterLockKindsTest {
 
     @Test
     void everyKindNamesItsHoldersAndIsForcedFreeOnEveryMaster() {
-        HolderInspection inspection = backend.holderInspection().orElseThrow();
+        HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
         for (RedisServerProcess master : cluster.initialMasters()) {
             String key = RedisTestSupport.keyOwnedBy(cluster, master, "{holders} on " + master.port() + " #");
             for (LockKind kind : KINDS) {
@@ -143,7 +143,7 @@ class ClusterLockKindsTest {
         for (LockKind kind : KINDS) {
             String key = "notice-" + kind;
             CountDownLatch released = new CountDownLatch(1);
-            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
+            try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire(kind, key, "a", 10_000);
                 if (kind.mode() == LockKind.Mode.EXCLUSIVE || kind.mode() == LockKind.Mode.FAIR) {

@@ -68,7 +68,7 @@ class ClusterWatchdogStallTest {
             }
             assertThat(onStalled).isNotEmpty();
             assertThat(onHealthy).isNotEmpty();
-            RedisTestSupport.await("a first renewal round", STALL_BOUND, () -> locks.watchdogRenewCallCount() > 0);
+            RedisTestSupport.await("a first renewal round", STALL_BOUND, () -> locks.admin().watchdogRenewCallCount() > 0);
 
             // The master stays stopped until the test saw what it waits for (whatever the machine's load), and runs
             // again when the block ends, also when an assertion failed.
@@ -77,10 +77,10 @@ class ClusterWatchdogStallTest {
                 RedisTestSupport.await("the stalled master's leases to read as not held", STALL_BOUND,
                         () -> onStalled.stream().noneMatch(LockHandle::isHeld));
                 // A stall of two leases: the healthy masters' leases live only if renewed during it.
-                long renewalsBefore = locks.watchdogRenewCallCount();
+                long renewalsBefore = locks.admin().watchdogRenewCallCount();
                 RedisTestSupport.await("two leases of stall and renewal calls on the healthy masters", STALL_BOUND,
                         () -> System.nanoTime() - stalledAt > 2 * LEASE.toNanos()
-                                && locks.watchdogRenewCallCount() >= renewalsBefore + 3);
+                                && locks.admin().watchdogRenewCallCount() >= renewalsBefore + 3);
                 assertThat(stalled.isSuspended()).as("the master is still stalled").isTrue();
                 assertThat(onHealthy).as("leases on healthy masters, renewed during the stall").allMatch(LockHandle::isHeld);
             }

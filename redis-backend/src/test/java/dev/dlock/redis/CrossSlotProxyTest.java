@@ -85,7 +85,7 @@ class CrossSlotProxyTest {
             }
             RedisTestSupport.await("three renewal rounds for every lease", Duration.ofSeconds(20), () -> held.stream()
                     .allMatch(h -> renewals.getOrDefault(h.key(), new AtomicLong()).get() >= 3));
-            assertThat(locks.watchdogErrorCount()).isZero();
+            assertThat(locks.admin().watchdogErrorCount()).isZero();
             assertThat(held).allMatch(LockHandle::isHeld);
             held.forEach(LockHandle::close);
         }

@@ -125,14 +125,14 @@ class EngineSafetyTest {
         LockManager locks = manager(patient, lease);
         String key = freshKey("stalled");
         LockHandle handle = locks.acquire(key, Duration.ZERO);
-        await("a first renewal", STALL_BOUND, () -> locks.watchdogRenewCallCount() > 0);
+        await("a first renewal", STALL_BOUND, () -> locks.admin().watchdogRenewCallCount() > 0);
 
         try (RedisServerProcess.Stall stall = redis.stall()) {
             // Every command Redis ran, it ran before this moment.
             long stalledAt = System.nanoTime();
             await("the lease to read as lost while Redis is stopped", STALL_BOUND, () -> !handle.isHeld());
             assertThat(handle.state()).isEqualTo(LockState.LOST);
-            await("the stalled renewal call to be reported", STALL_BOUND, () -> locks.watchdogStalledCalls() == 1);
+            await("the stalled renewal call to be reported", STALL_BOUND, () -> locks.admin().watchdogStalledCalls() == 1);
             assertThat(redis.isSuspended()).as("Redis is still stopped when the holder is told").isTrue();
             // The engine's estimate runs from the last renewal's send, Redis's expiry from when it ran: resumed
             // earlier, Redis may still hold the key and rightly take the stalled renewal (seen under load).
@@ -140,8 +140,8 @@ class EngineSafetyTest {
                     () -> System.nanoTime() - stalledAt > lease.plusMillis(50).toNanos());
         }
 
-        await("the stall to clear", STALL_BOUND, () -> locks.watchdogStalledCalls() == 0);
-        assertThat(locks.watchdogStallCount()).isGreaterThanOrEqualTo(1);
+        await("the stall to clear", STALL_BOUND, () -> locks.admin().watchdogStalledCalls() == 0);
+        assertThat(locks.admin().watchdogStallCount()).isGreaterThanOrEqualTo(1);
         assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
         try (LockHandle again = locks.acquire(key, Duration.ofSeconds(5))) {
             assertThat(again.isHeld()).isTrue();

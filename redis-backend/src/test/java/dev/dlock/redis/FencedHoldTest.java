@@ -211,7 +211,7 @@ class FencedHoldTest {
     /** Whether {@code thread} waits in the engine for this JVM's turn on a key. */
     private static boolean waitsForTheTurn(Thread thread) {
         for (StackTraceElement frame : thread.getStackTrace()) {
-            if (frame.getClassName().equals("dev.dlock.core.KeyGate") && frame.getMethodName().equals("enter")) {
+            if (frame.getClassName().equals("dev.dlock.core.LocalTurn") && frame.getMethodName().equals("enter")) {
                 return thread.getState() == Thread.State.WAITING || thread.getState() == Thread.State.TIMED_WAITING;
             }
         }

@@ -109,7 +109,7 @@ class RedisClusterBackendTest {
     void releaseNoticeReachesTheSubscriberOverTheClusterClient() throws Exception {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             CountDownLatch released = new CountDownLatch(1);
-            try (Subscription subscription = backend.releaseNotices().orElseThrow()
+            try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow()
                     .subscribe("order-9", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 backend.tryAcquire(LockKind.EXCLUSIVE, "order-9", "a", 10_000);

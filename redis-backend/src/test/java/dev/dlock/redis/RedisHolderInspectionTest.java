@@ -57,7 +57,7 @@ class RedisHolderInspectionTest {
              LockManager locks = LockManager.builder(backend).instanceId("operator").build();
              OtherJvmHolder child = OtherJvmHolder.start(RedisBackendFactory.class, redis.uri(), key, LockKind.EXCLUSIVE, "worker-7",
                      "checkout-worker-3", Duration.ofSeconds(3))) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             List<StoredHolder> stored = inspection.holders(LockKind.EXCLUSIVE, key);
 
@@ -90,7 +90,7 @@ class RedisHolderInspectionTest {
             assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "holder", 60_000)).isInstanceOf(AcquireResult.Acquired.class);
             long token = backend.issueFencingToken(LockKind.EXCLUSIVE, key, "holder").orElseThrow();
 
-            backend.holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key);
+            backend.capabilities().holderInspection().orElseThrow().forceRelease(LockKind.EXCLUSIVE, key);
 
             assertThat(backend.issueFencingToken(LockKind.EXCLUSIVE, key, "holder")).as("a token asked for once removed").isEmpty();
             // No record of a release of its own: the free key reads "lost", never "released already".
@@ -104,7 +104,7 @@ class RedisHolderInspectionTest {
     @Test
     void holdersOfAFreeKeyAreNone() {
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             for (LockKind kind : List.of(LockKind.EXCLUSIVE, LockKind.FAIR, LockKind.READ, LockKind.WRITE, LockKind.permits(2))) {
                 assertThat(inspection.holders(kind, "free:" + UUID.randomUUID())).as(kind.toString()).isEmpty();
                 assertThat(inspection.forceRelease(kind, "free:" + UUID.randomUUID())).as(kind.toString()).isEmpty();
@@ -122,7 +122,7 @@ class RedisHolderInspectionTest {
             // Long enough for a (wrongly) extended lease to read higher than the first reading.
             TimeUnit.MILLISECONDS.sleep(20);
 
-            List<StoredHolder> holders = backend.holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key);
+            List<StoredHolder> holders = backend.capabilities().holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key);
 
             long after = admin.pttl(KEYS.lockKey(key));
             assertThat(holders).extracting(StoredHolder::owner).containsExactly("a/b/0/c:1");
@@ -140,7 +140,7 @@ class RedisHolderInspectionTest {
             assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, key, "waiter", 60_000)).as("refused, so marked")
                     .isInstanceOf(AcquireResult.Held.class);
 
-            assertThat(backend.holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key))
+            assertThat(backend.capabilities().holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key))
                     .extracting(StoredHolder::owner).containsExactly("holder");
         }
     }
@@ -150,7 +150,7 @@ class RedisHolderInspectionTest {
         String key = "shared:" + UUID.randomUUID();
         try (RedisLockBackend backend = RedisLockBackend.builder(client).build();
              Jedis admin = redis.admin()) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             LockKind permits = LockKind.permits(3);
             backend.tryAcquire(permits, key, "first", 60_000);
             backend.tryAcquire(permits, key, "second", 30_000);

@@ -305,7 +305,7 @@ class RedisLockKindsTest {
         backend.tryAcquire(LockKind.FAIR, "f", "c", 30_000);
         backend.release(LockKind.FAIR, "f", "a", 0);
         CountDownLatch woken = new CountDownLatch(1);
-        try (var subscription = backend.releaseNotices().orElseThrow().subscribe("f", woken::countDown)) {
+        try (var subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe("f", woken::countDown)) {
             assertThat(subscription.awaitActive(BOUND)).isTrue();
 
             backend.withdraw(LockKind.FAIR, "f", "b");

@@ -40,7 +40,7 @@ class RedisReleaseNoticesTest {
         server = RedisServerProcess.start();
         client = RedisTestSupport.client(server);
         backend = RedisLockBackend.builder(client).build();
-        notices = backend.releaseNotices().orElseThrow();
+        notices = backend.capabilities().releaseNotices().orElseThrow();
     }
 
     @AfterEach

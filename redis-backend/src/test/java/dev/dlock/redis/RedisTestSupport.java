@@ -191,7 +191,7 @@ final class RedisTestSupport {
                 assertThat(handle.state()).isEqualTo(LockState.LOST);
             }
         }
-        assertThat(locks.heldLocks().size()).isLessThanOrEqualTo(handles.size());
+        assertThat(locks.admin().heldLocks().size()).isLessThanOrEqualTo(handles.size());
     }
 
     /** Closes a handle, ignoring the lost-lease exception a lost one throws. */

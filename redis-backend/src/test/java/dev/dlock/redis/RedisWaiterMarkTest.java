@@ -52,7 +52,7 @@ class RedisWaiterMarkTest {
     void anUncontendedAcquireAndReleaseRunFiveCommandsAndPublishNothing() throws Exception {
         try (RedisClient client = RedisTestSupport.client(redis.server()); RedisLockBackend backend = RedisLockBackend.builder(client).build()) {
             AtomicInteger notices = new AtomicInteger();
-            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("quiet", notices::incrementAndGet)) {
+            try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe("quiet", notices::incrementAndGet)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 // The warm-up pair comes after the subscriber has taken its pooled connection for good, so the pair
                 // counted below finds a connection in the pool. A new connection's handshake (Jedis' two CLIENT
@@ -69,7 +69,7 @@ class RedisWaiterMarkTest {
                         .containsExactlyInAnyOrderEntriesOf(Map.of("evalsha", 1L, "set", 2L, "get", 1L, "del", 1L));
                 // A marked release on the same channel publishes; notices arrive in order on one connection.
                 CountDownLatch marked = new CountDownLatch(1);
-                try (Subscription later = backend.releaseNotices().orElseThrow().subscribe("quiet", marked::countDown)) {
+                try (Subscription later = backend.capabilities().releaseNotices().orElseThrow().subscribe("quiet", marked::countDown)) {
                     assertThat(later.awaitActive(BOUND)).isTrue();
                     long next = acquiredToken(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "a", 10_000));
                     assertThat(backend.tryAcquire(LockKind.EXCLUSIVE, "quiet", "waiter", 10_000)).isInstanceOf(AcquireResult.Held.class);
@@ -111,7 +111,7 @@ class RedisWaiterMarkTest {
             assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "waiter", 0)).as("not the waiter's to release").isEqualTo(ReleaseResult.NOT_OWNER);
 
             CountDownLatch released = new CountDownLatch(1);
-            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe("marked", released::countDown)) {
+            try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe("marked", released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 long last = ((HandOffResult.Passed) passed).fencingToken();
                 assertThat(backend.release(LockKind.EXCLUSIVE, "marked", "holder-3", last)).isEqualTo(ReleaseResult.RELEASED);
@@ -178,7 +178,7 @@ class RedisWaiterMarkTest {
                     .containsExactly(RenewalResult.RENEWED);
 
             CountDownLatch released = new CountDownLatch(1);
-            try (Subscription subscription = backend.releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
+            try (Subscription subscription = backend.capabilities().releaseNotices().orElseThrow().subscribe(key, released::countDown)) {
                 assertThat(subscription.awaitActive(BOUND)).isTrue();
                 assertThat(backend.release(LockKind.FAIR, key, "first-waiter", retried)).isEqualTo(ReleaseResult.RELEASED);
                 assertThat(released.await(BOUND.toMillis(), TimeUnit.MILLISECONDS))

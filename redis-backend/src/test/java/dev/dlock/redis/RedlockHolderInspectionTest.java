@@ -55,7 +55,7 @@ class RedlockHolderInspectionTest {
         try (LockManager locks = LockManager.builder(backend).instanceId("operator").build();
              OtherJvmHolder child = OtherJvmHolder.start(TopologyBackendFactory.class, connection(), key, LockKind.EXCLUSIVE,
                      "worker-7", "checkout-worker-3", Duration.ofSeconds(3))) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             List<StoredHolder> stored = inspection.holders(LockKind.EXCLUSIVE, key);
 
@@ -90,11 +90,11 @@ class RedlockHolderInspectionTest {
         try (RedisClient client = RedisClient.create(first.host(), first.port());
              RedisLockBackend oneMaster = RedisLockBackend.builder(client).build()) {
             oneMaster.tryAcquire(LockKind.EXCLUSIVE, key, "leftover", 60_000);
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).as("one master of three is no quorum").isEmpty();
             assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, key)).extracting(StoredHolder::owner).containsExactly("leftover");
-            assertThat(oneMaster.holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key)).isEmpty();
+            assertThat(oneMaster.capabilities().holderInspection().orElseThrow().holders(LockKind.EXCLUSIVE, key)).isEmpty();
         } finally {
             FACTORY.dispose(backend);
         }

@@ -124,7 +124,7 @@ class RedlockTest {
                 assertThatThrownBy(() -> backend.tryAcquire(LockKind.EXCLUSIVE, "three-dead", "intruder", 10_000))
                         .isInstanceOf(LockBackendException.class);
                 assertThatThrownBy(backend::ping).isInstanceOf(LockBackendException.class);
-                assertThat(locks.heldLocks()).hasSize(1);
+                assertThat(locks.admin().heldLocks()).hasSize(1);
             } finally {
                 RedisTestSupport.closeQuietly(held);
             }

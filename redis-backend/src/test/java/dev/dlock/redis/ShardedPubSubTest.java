@@ -138,7 +138,7 @@ class ShardedPubSubTest {
                 for (int i = 0; i < 20; i++) {
                     String key = keyOwnedBy(cluster, master, "per-node-" + i + "-");
                     channelNames.add(KEYS.releaseChannel(key));
-                    subscriptions.add(backend.releaseNotices().orElseThrow().subscribe(key, () -> { }));
+                    subscriptions.add(backend.capabilities().releaseNotices().orElseThrow().subscribe(key, () -> { }));
                 }
             }
             for (Subscription subscription : subscriptions) {
@@ -170,7 +170,7 @@ class ShardedPubSubTest {
         CountDownLatch lost = new CountDownLatch(1);
         try (RedisLockBackend waiterBackend = RedisLockBackend.builder(client).build();
              RedisLockBackend holderBackend = RedisLockBackend.builder(client).build();
-             Subscription subscription = waiterBackend.releaseNotices().orElseThrow().subscribe(key, () -> {
+             Subscription subscription = waiterBackend.capabilities().releaseNotices().orElseThrow().subscribe(key, () -> {
                  calls.incrementAndGet();
                  lost.countDown();
              })) {

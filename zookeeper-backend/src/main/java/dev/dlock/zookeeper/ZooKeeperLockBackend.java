@@ -3,11 +3,9 @@ package dev.dlock.zookeeper;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.SessionLeases;
@@ -30,7 +28,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -417,14 +414,15 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
         return results;
     }
 
+    /**
+     * Exclusive locks whose fencing tokens are zxids; release notices from watches on the key's queue; leases kept by
+     * the session, lost ones reported by this backend; who holds a key (the owner of its lowest queue node; no expiry)
+     * and an operator's forced release (deletes that node).
+     */
     @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(notices);
-    }
-
-    @Override
-    public Optional<SessionLeases> sessionLeases() {
-        return Optional.of(this);
+    public BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT.withReleaseNotices(notices).withSessionLeases(this)
+                .withHolderInspection(new ZooKeeperHolderInspection(client, this::keyPath));
     }
 
     @Override
@@ -478,12 +476,6 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
                 log.warn("dlock lease loss listener failed for key '{}'; ignored", entry.key, e);
             }
         }
-    }
-
-    /** Who holds a key (the owner of its lowest queue node; no expiry) and an operator's forced release (deletes that node). */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(new ZooKeeperHolderInspection(client, this::keyPath));
     }
 
     /** Reads the root's existence, one round trip to the server. */

@@ -55,7 +55,7 @@ class ZooKeeperHolderInspectionTest {
         try (LockManager locks = LockManager.builder(backend).instanceId("operator").build();
              OtherJvmHolder child = OtherJvmHolder.start(ZooKeeperBackendFactory.class, zookeeper.connectString(), key,
                      LockKind.EXCLUSIVE, "worker-7", "checkout-worker-3", Duration.ofSeconds(3))) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
 
             List<StoredHolder> stored = inspection.holders(LockKind.EXCLUSIVE, key);
 
@@ -88,7 +88,7 @@ class ZooKeeperHolderInspectionTest {
         String key = "read-only:" + UUID.randomUUID();
         LockBackend backend = FACTORY.create(zookeeper.connectString());
         try (LockManager locks = LockManager.builder(backend).build()) {
-            HolderInspection inspection = backend.holderInspection().orElseThrow();
+            HolderInspection inspection = backend.capabilities().holderInspection().orElseThrow();
             assertThat(inspection.holders(LockKind.EXCLUSIVE, key)).isEmpty();
             assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, key)).isEmpty();
 

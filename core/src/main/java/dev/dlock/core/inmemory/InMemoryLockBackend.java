@@ -7,27 +7,21 @@ import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.KeyListeners;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoredHolder;
+import dev.dlock.core.spi.TokensOnRequest;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.LockManager;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -59,7 +53,7 @@ import java.util.function.LongSupplier;
  * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
  * {@link Builder#fairWaiterTimeout} (the kinds behave as {@link LockKind} describes, as on Redis).
  *
- * <p>It says who holds a key of any kind and frees it on an operator's order ({@link #holderInspection()}): a forced
+ * <p>It says who holds a key of any kind and frees it on an operator's order ({@link BackendCapabilities#holderInspection()}): a forced
  * release wakes the key's waiters and consumes a fencing token, so the removed holder's release is refused.
  *
  * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting, and can have
@@ -67,13 +61,11 @@ import java.util.function.LongSupplier;
  * the Redis store does.
  * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
-public final class InMemoryLockBackend implements LockBackend {
+public final class InMemoryLockBackend implements LockBackend, LocalHandOff, TokensOnRequest {
 
     /** How long a free key's record is kept, so that a repeated release is still recognised. */
     static final long IDLE_RECORD_RETENTION_SECONDS = 60;
-    private static final BackendCapabilities CAPABILITIES =
-            BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withHandOff(true);
-    private static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
+    static final long IDLE_RECORD_RETENTION_NANOS = TimeUnit.SECONDS.toNanos(IDLE_RECORD_RETENTION_SECONDS);
     /** The most released read leases or permits of one key remembered, so that their repeated releases are recognised. */
     static final int MAX_SHARE_RELEASE_RECORDS = 10_000;
     /** Below this many records, idle ones are never swept. */
@@ -86,15 +78,11 @@ public final class InMemoryLockBackend implements LockBackend {
     private final long waiterTimeoutNanos;
     /** True when exclusive acquisitions and hand-offs issue no token, and a release recognises only its own repeat. */
     private final boolean tokensOnRequest;
-    private final ConcurrentHashMap<String, KeyRecord> records = new ConcurrentHashMap<>();
-    /** Fair waiters per key, changed only inside {@code records.compute} of that key. */
-    private final ConcurrentHashMap<String, FairQueue> fairQueues = new ConcurrentHashMap<>();
-    /**
-     * Read/write locks and permits: one record per key and family, changed only inside the map's compute; kept while
-     * idle, as the exclusive records are, until {@link #sweepIfGrown} forgets it.
-     */
-    private final ConcurrentHashMap<String, Shares> readWrite = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Shares> permits = new ConcurrentHashMap<>();
+    /** Exclusive and fair locks, one record per key. */
+    private final ExclusiveLocks exclusive = new ExclusiveLocks(this);
+    /** Read/write locks and permits: one record per key and family, kept while idle until {@link #sweepIfGrown}. */
+    private final ShareLocks readWrite = new ShareLocks(this);
+    private final ShareLocks permits = new ShareLocks(this);
     /**
      * One counter for every key: strictly increasing per key even after a key's record was forgotten; it starts at this
      * JVM's clock in microseconds, the floor Redis's and the JDBC store's tokens start at (see {@link FencingTokens}).
@@ -105,40 +93,6 @@ public final class InMemoryLockBackend implements LockBackend {
     private final AtomicBoolean sweeping = new AtomicBoolean();
     /** Sweeping when the record count doubled since the last sweep keeps its cost constant per new key. */
     private volatile long sweepThreshold = MIN_SWEEP_THRESHOLD;
-
-    /**
-     * The state of one key. {@code owner} is null once released; {@code endsAtNanos} is when the lease
-     * runs out, or when the key was released. The key is held while the owner is set and the end is ahead.
-     * {@code othersWaiting}: another owner was refused the key while this owner held it. {@code releasedBy}: the
-     * owner whose release freed the key last (null when it ran out or was forced free), which tells a repeated
-     * release when tokens are issued on request.
-     */
-    private record KeyRecord(String owner, long token, long endsAtNanos, boolean othersWaiting, String releasedBy) {
-
-        KeyRecord(String owner, long token, long endsAtNanos) {
-            this(owner, token, endsAtNanos, false, null);
-        }
-
-        KeyRecord waitedFor() {
-            return othersWaiting ? this : new KeyRecord(owner, token, endsAtNanos, true, releasedBy);
-        }
-
-        KeyRecord withToken(long issued) {
-            return new KeyRecord(owner, issued, endsAtNanos, othersWaiting, releasedBy);
-        }
-
-        boolean heldAt(long now) {
-            return owner != null && now - endsAtNanos < 0;
-        }
-
-        boolean heldBy(String candidate, long now) {
-            return heldAt(now) && owner.equals(candidate);
-        }
-
-        boolean forgettableAt(long now) {
-            return now - endsAtNanos > IDLE_RECORD_RETENTION_NANOS;
-        }
-    }
 
     /** A store on {@link System#nanoTime()}. */
     public InMemoryLockBackend() {
@@ -156,55 +110,46 @@ public final class InMemoryLockBackend implements LockBackend {
         return new Builder();
     }
 
-    private AcquireResult tryAcquireExclusive(String key, String owner, long leaseMillis, boolean issueToken) {
+    /**
+     * Every kind (exclusive, fair, read, write and permits), fencing tokens (also issued on request), release notices,
+     * who holds a key and an operator's forced release, and the local hand-off.
+     */
+    @Override
+    public BackendCapabilities capabilities() {
+        return BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withReleaseNotices(notices)
+                .withHolderInspection(inspection).withLocalHandOff(this).withTokensOnRequest(this);
+    }
+
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
+        return tryAcquire(kind, key, owner, leaseMillis, false);
+    }
+
+    /** As {@link #tryAcquire(LockKind, String, String, long)}; an exclusive lock issues its token now when {@code issueToken}. */
+    @Override
+    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
         Objects.requireNonNull(owner, "owner");
         long leaseNanos = leaseNanos(leaseMillis);
-        AcquireResult[] result = new AcquireResult[1];
         boolean[] created = new boolean[1];
-        records.compute(key, (k, current) -> {
-            long now = clock.getAsLong();
-            if (current != null && current.heldAt(now) && !current.owner.equals(owner)) {
-                result[0] = new AcquireResult.Held(ceilMillis(current.endsAtNanos - now));
-                return current.waitedFor();
-            }
-            // Free, run out, or already this owner's (a repeated call): the owner holds it now, with a new token.
-            created[0] = current == null;
-            if (tokensOnRequest && !issueToken) {
-                result[0] = AcquireResult.Acquired.tokenOnRequest();
-                return new KeyRecord(owner, current == null ? 0 : current.token, now + leaseNanos);
-            }
-            long token = lastToken.incrementAndGet();
-            result[0] = new AcquireResult.Acquired(token);
-            return new KeyRecord(owner, token, now + leaseNanos);
-        });
+        AcquireResult result = switch (kind.mode()) {
+            case EXCLUSIVE -> exclusive.acquire(key, owner, leaseNanos, issueToken, created);
+            case FAIR -> exclusive.acquireFair(key, owner, leaseNanos);
+            case READ, PERMITS, WRITE -> sharesOf(kind).acquire(kind, key, owner, leaseNanos, created);
+        };
         if (created[0]) {
             sweepIfGrown();
         }
-        return result[0];
+        return result;
     }
 
-    private ReleaseResult releaseExclusive(String key, String owner, long fencingToken) {
-        ReleaseResult[] result = new ReleaseResult[1];
-        records.computeIfPresent(key, (k, current) -> {
-            long now = clock.getAsLong();
-            if (current.heldBy(owner, now)) {
-                result[0] = ReleaseResult.RELEASED;
-                return new KeyRecord(null, current.token, now, false, owner);
-            }
-            // Free with no acquisition since this owner's token: a repeated release, or a lease that ran out untaken.
-            // With tokens issued on request the tokens cannot tell: only the owner's own release recorded is a repeat.
-            boolean repeat = tokensOnRequest ? owner.equals(current.releasedBy) : lastTokenOf(key) == fencingToken;
-            result[0] = !current.heldAt(now) && repeat ? ReleaseResult.ALREADY_FREE : ReleaseResult.NOT_OWNER;
-            return current;
-        });
-        if (result[0] == null) {
-            // No record: never taken, or forgotten since it became free; nothing proves the release is a repeat.
-            return ReleaseResult.NOT_OWNER;
-        }
-        if (result[0] == ReleaseResult.RELEASED) {
+    @Override
+    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
+        ReleaseResult result = kind.family() == LockKind.Family.EXCLUSIVE ? exclusive.release(key, owner, fencingToken)
+                : sharesOf(kind).release(kind, key, owner, fencingToken);
+        if (result == ReleaseResult.RELEASED) {
             notices.released(key);
         }
-        return result[0];
+        return result;
     }
 
     /**
@@ -224,25 +169,7 @@ public final class InMemoryLockBackend implements LockBackend {
     public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(nextOwner, "nextOwner");
-        HandOffResult[] result = {HandOffResult.NOT_HELD};
-        records.computeIfPresent(key, (k, current) -> {
-            long now = clock.getAsLong();
-            if (current.heldBy(nextOwner, now)) {
-                result[0] = new HandOffResult.Passed(tokensOnRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : current.token,
-                        current.othersWaiting);
-                return current;
-            }
-            if (!current.heldBy(owner, now)) {
-                return current;
-            }
-            boolean onRequest = tokensOnRequest && !issueToken;
-            long token = onRequest ? current.token : lastToken.incrementAndGet();
-            result[0] = new HandOffResult.Passed(onRequest ? AcquireResult.Acquired.TOKEN_ON_REQUEST : token,
-                    current.othersWaiting);
-            return new KeyRecord(nextOwner, token, leaseMillis > 0 ? now + leaseNanos(leaseMillis) : current.endsAtNanos,
-                    current.othersWaiting, null);
-        });
-        return result[0];
+        return exclusive.handOff(key, owner, nextOwner, leaseMillis > 0 ? leaseNanos(leaseMillis) : 0, issueToken);
     }
 
     /** Gives the lease to {@code retiredOwner} with {@code keepMillis} left, for every kind, in one step. */
@@ -251,48 +178,8 @@ public final class InMemoryLockBackend implements LockBackend {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(retiredOwner, "retiredOwner");
         long keepNanos = leaseNanos(keepMillis);
-        RenewalResult[] result = {RenewalResult.EXPIRED};
-        if (kind.family() == LockKind.EXCLUSIVE.family()) {
-            records.computeIfPresent(key, (k, current) -> {
-                long now = clock.getAsLong();
-                if (!current.heldAt(now)) {
-                    return current;
-                }
-                if (current.owner.equals(retiredOwner)) {
-                    result[0] = RenewalResult.RENEWED;
-                    return current;
-                }
-                if (!current.owner.equals(owner)) {
-                    result[0] = RenewalResult.TAKEN;
-                    return current;
-                }
-                result[0] = RenewalResult.RENEWED;
-                return new KeyRecord(retiredOwner, current.token, now + keepNanos, current.othersWaiting, null);
-            });
-            return result[0];
-        }
-        sharesOf(kind).computeIfPresent(key, (k, shares) -> {
-            long now = clock.getAsLong();
-            shares.purge(now);
-            if (kind.mode() == LockKind.Mode.WRITE) {
-                if (owner.equals(shares.writer)) {
-                    shares.writer = retiredOwner;
-                    shares.writerEndsAtNanos = now + keepNanos;
-                    result[0] = RenewalResult.RENEWED;
-                } else if (retiredOwner.equals(shares.writer)) {
-                    result[0] = RenewalResult.RENEWED;
-                } else if (shares.writer != null) {
-                    result[0] = RenewalResult.TAKEN;
-                }
-            } else if (shares.holders.containsKey(retiredOwner)) {
-                result[0] = RenewalResult.RENEWED;
-            } else if (shares.holders.remove(owner) != null) {
-                shares.holders.put(retiredOwner, now + keepNanos);
-                result[0] = RenewalResult.RENEWED;
-            }
-            return shares;
-        });
-        return result[0];
+        return kind.family() == LockKind.Family.EXCLUSIVE ? exclusive.shorten(key, owner, retiredOwner, keepNanos)
+                : sharesOf(kind).shorten(kind, key, owner, retiredOwner, keepNanos);
     }
 
     /**
@@ -303,216 +190,18 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
         Objects.requireNonNull(owner, "owner");
-        long[] issued = {0};
-        if (kind.family() == LockKind.EXCLUSIVE.family()) {
-            records.computeIfPresent(key, (k, current) -> {
-                if (!current.heldBy(owner, clock.getAsLong())) {
-                    return current;
-                }
-                issued[0] = lastToken.incrementAndGet();
-                return current.withToken(issued[0]);
-            });
-        } else {
-            sharesOf(kind).computeIfPresent(key, (k, shares) -> {
-                shares.purge(clock.getAsLong());
-                if (kind.mode() == LockKind.Mode.WRITE ? owner.equals(shares.writer) : shares.holders.containsKey(owner)) {
-                    issued[0] = lastToken.incrementAndGet();
-                    shares.lastToken = issued[0];
-                }
-                return shares;
-            });
-        }
-        return issued[0] == 0 ? OptionalLong.empty() : OptionalLong.of(issued[0]);
-    }
-
-    /** Every kind (exclusive, fair, read, write and permits), hand-off and fencing tokens. */
-    @Override
-    public BackendCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    @Override
-    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis) {
-        return tryAcquire(kind, key, owner, leaseMillis, false);
-    }
-
-    /** As {@link #tryAcquire(LockKind, String, String, long)}; an exclusive lock issues its token now when {@code issueToken}. */
-    @Override
-    public AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
-        return switch (kind.mode()) {
-            case EXCLUSIVE -> tryAcquireExclusive(key, owner, leaseMillis, issueToken);
-            case FAIR -> tryAcquireFair(key, owner, leaseMillis);
-            case READ, PERMITS, WRITE -> tryAcquireShare(kind, key, owner, leaseMillis);
-        };
-    }
-
-    @Override
-    public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
-        if (kind.mode() == LockKind.Mode.EXCLUSIVE || kind.mode() == LockKind.Mode.FAIR) {
-            return releaseExclusive(key, owner, fencingToken);
-        }
-        ReleaseResult[] result = new ReleaseResult[1];
-        sharesOf(kind).computeIfPresent(key, (k, shares) -> {
-            long now = clock.getAsLong();
-            shares.purge(now);
-            if (kind.mode() == LockKind.Mode.WRITE) {
-                if (owner.equals(shares.writer)) {
-                    shares.writer = null;
-                    result[0] = ReleaseResult.RELEASED;
-                } else {
-                    // As for an exclusive lock: free with no acquisition since this owner's token is a repeat.
-                    result[0] = shares.writer == null && lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE
-                            : ReleaseResult.NOT_OWNER;
-                }
-            } else if (shares.holders.remove(owner) != null) {
-                shares.recordRelease(owner, now);
-                result[0] = ReleaseResult.RELEASED;
-            } else {
-                // Not a holder: its own recorded release repeated, or a share that ran out with no acquisition of the
-                // key since, is free; any other was lost (a forced release, or close(): the store restarted).
-                result[0] = shares.releasedBy(owner, now) || lastTokenOf(key) == fencingToken ? ReleaseResult.ALREADY_FREE
-                        : ReleaseResult.NOT_OWNER;
-            }
-            return shares;
-        });
-        if (result[0] == null) {
-            // No record: never taken, or forgotten since it became free; nothing proves the release is a repeat.
-            result[0] = ReleaseResult.NOT_OWNER;
-        }
-        if (result[0] == ReleaseResult.RELEASED) {
-            notices.released(key);
-        }
-        return result[0];
+        long issued = kind.family() == LockKind.Family.EXCLUSIVE ? exclusive.issueToken(key, owner)
+                : sharesOf(kind).issueToken(kind, key, owner);
+        return issued == 0 ? OptionalLong.empty() : OptionalLong.of(issued);
     }
 
     @Override
     public void withdraw(LockKind kind, String key, String owner) {
         if (kind.mode() == LockKind.Mode.FAIR) {
-            records.compute(key, (k, current) -> {
-                FairQueue queue = fairQueues.get(key);
-                if (queue != null && queue.waiters.remove(owner) != null && queue.waiters.isEmpty()) {
-                    fairQueues.remove(key);
-                }
-                return current;
-            });
+            exclusive.withdrawFair(key, owner);
         } else if (kind.mode() == LockKind.Mode.WRITE) {
-            readWrite.computeIfPresent(key, (k, shares) -> {
-                if (owner.equals(shares.waitingWriter)) {
-                    shares.waitingWriter = null;
-                }
-                return shares;
-            });
+            readWrite.withdrawWriter(key, owner);
         }
-    }
-
-    /**
-     * A fair acquisition: the key goes to the longest-waiting live waiter. Each call records that the owner
-     * still waits; an owner that has not asked for {@link Builder#fairWaiterTimeout} loses its place.
-     */
-    private AcquireResult tryAcquireFair(String key, String owner, long leaseMillis) {
-        Objects.requireNonNull(owner, "owner");
-        long leaseNanos = leaseNanos(leaseMillis);
-        AcquireResult[] result = new AcquireResult[1];
-        records.compute(key, (k, current) -> {
-            long now = clock.getAsLong();
-            FairQueue queue = fairQueues.computeIfAbsent(key, q -> new FairQueue());
-            queue.dropSilent(now - waiterTimeoutNanos);
-            boolean mine = current != null && current.heldBy(owner, now);
-            boolean free = current == null || !current.heldAt(now);
-            if (mine || (free && queue.isNext(owner))) {
-                queue.waiters.remove(owner);
-                if (queue.waiters.isEmpty()) {
-                    fairQueues.remove(key);
-                }
-                long token = lastToken.incrementAndGet();
-                result[0] = new AcquireResult.Acquired(token);
-                return new KeyRecord(owner, token, now + leaseNanos);
-            }
-            queue.waiters.put(owner, now);
-            long askAgain = waiterTimeoutNanos / 3;
-            result[0] = new AcquireResult.Held(ceilMillis(free ? askAgain : Math.min(askAgain, current.endsAtNanos - now)),
-                    queue.ahead(owner));
-            return free ? current : current.waitedFor();
-        });
-        return result[0];
-    }
-
-    /** A read, write or permit acquisition on the key's read/write or permits record. */
-    private AcquireResult tryAcquireShare(LockKind kind, String key, String owner, long leaseMillis) {
-        Objects.requireNonNull(owner, "owner");
-        long leaseNanos = leaseNanos(leaseMillis);
-        AcquireResult[] result = new AcquireResult[1];
-        boolean[] created = new boolean[1];
-        sharesOf(kind).compute(key, (k, existing) -> {
-            long now = clock.getAsLong();
-            created[0] = existing == null;
-            Shares shares = existing != null ? existing : new Shares(now);
-            shares.purge(now);
-            long wait = kind.mode() == LockKind.Mode.WRITE ? shares.writeRefusal(owner, now, waiterTimeoutNanos)
-                    : shares.shareRefusal(kind, owner, now);
-            if (wait >= 0) {
-                result[0] = new AcquireResult.Held(ceilMillis(wait));
-                return shares;
-            }
-            long token = lastToken.incrementAndGet();
-            shares.lastToken = token;
-            if (kind.mode() == LockKind.Mode.WRITE) {
-                shares.writer = owner;
-                shares.writerEndsAtNanos = now + leaseNanos;
-                if (owner.equals(shares.waitingWriter)) {
-                    shares.waitingWriter = null;
-                }
-            } else {
-                shares.holders.put(owner, now + leaseNanos);
-            }
-            shares.busyUntil(now + leaseNanos);
-            result[0] = new AcquireResult.Acquired(token);
-            return shares;
-        });
-        if (created[0]) {
-            sweepIfGrown();
-        }
-        return result[0];
-    }
-
-    private ConcurrentHashMap<String, Shares> sharesOf(LockKind kind) {
-        return kind.mode() == LockKind.Mode.PERMITS ? permits : readWrite;
-    }
-
-    /**
-     * The last token issued for {@code key} by a lock of any kind (0 when none is remembered), as Redis keeps one
-     * fencing counter per key: a lease whose token it is was not followed by any acquisition of the key.
-     */
-    private long lastTokenOf(String key) {
-        KeyRecord exclusive = records.get(key);
-        Shares readOrWrite = readWrite.get(key);
-        Shares permit = permits.get(key);
-        return Math.max(exclusive != null ? exclusive.token : 0,
-                Math.max(readOrWrite != null ? readOrWrite.lastToken : 0, permit != null ? permit.lastToken : 0));
-    }
-
-    /** Renews one read, write or permit lease. */
-    private RenewalResult renewShare(LeaseRenewal renewal, long leaseNanos) {
-        RenewalResult[] result = {RenewalResult.EXPIRED};
-        sharesOf(renewal.kind()).computeIfPresent(renewal.key(), (k, shares) -> {
-            long now = clock.getAsLong();
-            shares.purge(now);
-            if (renewal.kind().mode() == LockKind.Mode.WRITE) {
-                if (renewal.owner().equals(shares.writer)) {
-                    shares.writerEndsAtNanos = now + leaseNanos;
-                    shares.busyUntil(now + leaseNanos);
-                    result[0] = RenewalResult.RENEWED;
-                } else if (shares.writer != null) {
-                    result[0] = RenewalResult.TAKEN;
-                }
-            } else if (shares.holders.containsKey(renewal.owner())) {
-                shares.holders.put(renewal.owner(), now + leaseNanos);
-                shares.busyUntil(now + leaseNanos);
-                result[0] = RenewalResult.RENEWED;
-            }
-            return shares;
-        });
-        return result[0];
     }
 
     @Override
@@ -520,38 +209,11 @@ public final class InMemoryLockBackend implements LockBackend {
         List<RenewalResult> results = new ArrayList<>(batch.size());
         for (LeaseRenewal renewal : batch) {
             long leaseNanos = leaseNanos(renewal.leaseMillis());
-            if (renewal.kind().family() != LockKind.EXCLUSIVE.family()) {
-                results.add(renewShare(renewal, leaseNanos));
-                continue;
-            }
-            RenewalResult[] result = {RenewalResult.EXPIRED};
-            records.computeIfPresent(renewal.key(), (k, current) -> {
-                long now = clock.getAsLong();
-                if (!current.heldAt(now)) {
-                    return current;
-                }
-                if (!current.owner.equals(renewal.owner())) {
-                    result[0] = RenewalResult.TAKEN;
-                    return current;
-                }
-                result[0] = RenewalResult.RENEWED;
-                return new KeyRecord(current.owner, current.token, now + leaseNanos, current.othersWaiting, null);
-            });
-            results.add(result[0]);
+            LockKind kind = renewal.kind();
+            results.add(kind.family() == LockKind.Family.EXCLUSIVE ? exclusive.renew(renewal.key(), renewal.owner(), leaseNanos)
+                    : sharesOf(kind).renew(kind, renewal.key(), renewal.owner(), leaseNanos));
         }
         return results;
-    }
-
-    /** Waiters of a key are woken on the releasing thread, right after the key became free. */
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return Optional.of(notices);
-    }
-
-    /** Who holds a key of any kind, and an operator's forced release. */
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return Optional.of(inspection);
     }
 
     /**
@@ -577,41 +239,11 @@ public final class InMemoryLockBackend implements LockBackend {
 
         private List<StoredHolder> visit(LockKind kind, String key, boolean free) {
             List<StoredHolder> found = new ArrayList<>();
-            if (kind.family() == LockKind.EXCLUSIVE.family()) {
-                records.computeIfPresent(key, (k, current) -> {
-                    long now = clock.getAsLong();
-                    if (!current.heldAt(now)) {
-                        return current;
-                    }
-                    found.add(new StoredHolder(current.owner, ceilMillis(current.endsAtNanos - now)));
-                    return free ? new KeyRecord(null, lastToken.incrementAndGet(), now) : current;
-                });
-                return found;
+            if (kind.family() == LockKind.Family.EXCLUSIVE) {
+                exclusive.visit(key, free, found);
+            } else {
+                sharesOf(kind).visit(kind, key, free, found);
             }
-            sharesOf(kind).computeIfPresent(key, (k, shares) -> {
-                long now = clock.getAsLong();
-                if (kind.mode() == LockKind.Mode.WRITE) {
-                    if (shares.writer != null && now - shares.writerEndsAtNanos < 0) {
-                        found.add(new StoredHolder(shares.writer, ceilMillis(shares.writerEndsAtNanos - now)));
-                        if (free) {
-                            shares.writer = null;
-                        }
-                    }
-                } else {
-                    for (Map.Entry<String, Long> holder : shares.holders.entrySet()) {
-                        if (now - holder.getValue() < 0) {
-                            found.add(new StoredHolder(holder.getKey(), ceilMillis(holder.getValue() - now)));
-                        }
-                    }
-                    if (free) {
-                        shares.holders.clear();
-                    }
-                }
-                if (free && !found.isEmpty()) {
-                    shares.lastToken = lastToken.incrementAndGet();
-                }
-                return shares;
-            });
             return found;
         }
     }
@@ -620,7 +252,7 @@ public final class InMemoryLockBackend implements LockBackend {
     @Override
     public long ping() {
         long start = System.nanoTime();
-        records.isEmpty();
+        exclusive.size();
         return Math.max(1, System.nanoTime() - start);
     }
 
@@ -630,8 +262,7 @@ public final class InMemoryLockBackend implements LockBackend {
      */
     @Override
     public void close() {
-        records.clear();
-        fairQueues.clear();
+        exclusive.clear();
         readWrite.clear();
         permits.clear();
         notices.releasedAll();
@@ -639,7 +270,7 @@ public final class InMemoryLockBackend implements LockBackend {
 
     /** How many key records the store keeps now, of every kind, held or idle. */
     int recordCount() {
-        return records.size() + readWrite.size() + permits.size();
+        return exclusive.size() + readWrite.size() + permits.size();
     }
 
     private void sweepIfGrown() {
@@ -648,33 +279,63 @@ public final class InMemoryLockBackend implements LockBackend {
         }
         try {
             long now = clock.getAsLong();
-            for (String key : records.keySet()) {
-                records.computeIfPresent(key, (k, current) -> current.forgettableAt(now) ? null : current);
-            }
-            for (ConcurrentHashMap<String, Shares> family : List.of(readWrite, permits)) {
-                for (String key : family.keySet()) {
-                    family.computeIfPresent(key, (k, shares) -> shares.forgettableAt(now) ? null : shares);
-                }
-            }
+            exclusive.sweep(now);
+            readWrite.sweep(now);
+            permits.sweep(now);
             sweepThreshold = Math.max(MIN_SWEEP_THRESHOLD, 2 * recordCount());
         } finally {
             sweeping.set(false);
         }
     }
 
+    private ShareLocks sharesOf(LockKind kind) {
+        return kind.mode() == LockKind.Mode.PERMITS ? permits : readWrite;
+    }
+
+    /** The store's clock, in nanoseconds. */
+    long now() {
+        return clock.getAsLong();
+    }
+
+    /** The next token of the one counter. */
+    long nextToken() {
+        return lastToken.incrementAndGet();
+    }
+
+    /** Whether exclusive acquisitions and hand-offs leave their token to be asked for. */
+    boolean tokensOnRequest() {
+        return tokensOnRequest;
+    }
+
+    /** How long a fair waiter or a waiting writer keeps its place without asking again. */
+    long waiterTimeoutNanos() {
+        return waiterTimeoutNanos;
+    }
+
+    /**
+     * The last token issued for {@code key} by a lock of any kind (0 when none is remembered), as Redis keeps one
+     * fencing counter per key: a lease whose token it is was not followed by any acquisition of the key.
+     */
+    long lastTokenOf(String key) {
+        return Math.max(exclusive.lastToken(key), Math.max(readWrite.lastToken(key), permits.lastToken(key)));
+    }
+
     /** A lease must last at least a millisecond: the Redis store refuses shorter ones too. */
-    private static long leaseNanos(long leaseMillis) {
+    static long leaseNanos(long leaseMillis) {
         if (leaseMillis < 1) {
             throw new IllegalArgumentException("leaseMillis must be at least 1, was " + leaseMillis);
         }
         return TimeUnit.MILLISECONDS.toNanos(leaseMillis);
     }
 
-    private static long ceilMillis(long nanos) {
+    static long ceilMillis(long nanos) {
         return (nanos + TimeUnit.MILLISECONDS.toNanos(1) - 1) / TimeUnit.MILLISECONDS.toNanos(1);
     }
 
-    /** Release notices in this JVM: every listener is active from the start (there is no store connection to wait for). */
+    /**
+     * Release notices in this JVM: waiters of a key are woken on the releasing thread, right after the key became free;
+     * every listener is active from the start (there is no store connection to wait for).
+     */
     private static final class Notices implements ReleaseNotices {
 
         private final KeyListeners<KeyListeners.Listener> listeners = new KeyListeners<>();
@@ -690,144 +351,6 @@ public final class InMemoryLockBackend implements LockBackend {
 
         void releasedAll() {
             listeners.wakeAll("restart");
-        }
-    }
-
-    /** The fair waiters of one key in arrival order, with when each last asked (store clock). */
-    private static final class FairQueue {
-        final LinkedHashMap<String, Long> waiters = new LinkedHashMap<>();
-
-        void dropSilent(long askedBefore) {
-            waiters.values().removeIf(lastAsked -> lastAsked - askedBefore < 0);
-        }
-
-        int ahead(String owner) {
-            int before = 0;
-            for (String waiter : waiters.keySet()) {
-                if (waiter.equals(owner)) {
-                    return before;
-                }
-                before++;
-            }
-            return -1;
-        }
-
-        boolean isNext(String owner) {
-            Iterator<String> first = waiters.keySet().iterator();
-            return !first.hasNext() || first.next().equals(owner);
-        }
-    }
-
-    /**
-     * A read/write lock (writer, readers, the writer waiting for readers to leave) or a key's permits (holders only),
-     * with the last token it issued, which it keeps while idle, and the readers or permit holders released lately.
-     */
-    private static final class Shares {
-        final Map<String, Long> holders = new HashMap<>();
-        /**
-         * Owner to when its release landed, oldest first: one record per released share, since many sharers release
-         * at once, so that a repeated release is told from a lost share. Kept for the idle retention, at most
-         * {@link #MAX_SHARE_RELEASE_RECORDS}.
-         */
-        final LinkedHashMap<String, Long> released = new LinkedHashMap<>();
-        String writer;
-        long writerEndsAtNanos;
-        String waitingWriter;
-        long waitingWriterEndsAtNanos;
-        /** Volatile: a release of another kind of the key reads it outside this record's compute. */
-        volatile long lastToken;
-        /** The latest end of anything this record held or awaited: it is idle from then on at the latest. */
-        long busyUntilNanos;
-
-        Shares(long now) {
-            this.busyUntilNanos = now;
-        }
-
-        void busyUntil(long endsAtNanos) {
-            if (endsAtNanos - busyUntilNanos > 0) {
-                busyUntilNanos = endsAtNanos;
-            }
-        }
-
-        boolean forgettableAt(long now) {
-            return now - busyUntilNanos > IDLE_RECORD_RETENTION_NANOS;
-        }
-
-        void recordRelease(String owner, long now) {
-            forgetReleasesBefore(now - IDLE_RECORD_RETENTION_NANOS);
-            released.put(owner, now);
-            if (released.size() > MAX_SHARE_RELEASE_RECORDS) {
-                released.remove(released.keySet().iterator().next());
-            }
-        }
-
-        boolean releasedBy(String owner, long now) {
-            forgetReleasesBefore(now - IDLE_RECORD_RETENTION_NANOS);
-            return released.containsKey(owner);
-        }
-
-        private void forgetReleasesBefore(long since) {
-            Iterator<Long> oldestFirst = released.values().iterator();
-            while (oldestFirst.hasNext() && oldestFirst.next() - since < 0) {
-                oldestFirst.remove();
-            }
-        }
-
-        void purge(long now) {
-            holders.values().removeIf(endsAt -> now - endsAt >= 0);
-            if (writer != null && now - writerEndsAtNanos >= 0) {
-                writer = null;
-            }
-            if (waitingWriter != null && now - waitingWriterEndsAtNanos >= 0) {
-                waitingWriter = null;
-            }
-        }
-
-        /**
-         * For a read or permit: -1 when {@code owner} may take a share now, otherwise how long until it should ask
-         * again. Readers yield to a writer that holds the key or waits for it.
-         */
-        long shareRefusal(LockKind kind, String owner, long now) {
-            if (holders.containsKey(owner)) {
-                return -1;
-            }
-            if (writer != null) {
-                return writerEndsAtNanos - now;
-            }
-            if (waitingWriter != null) {
-                return waitingWriterEndsAtNanos - now;
-            }
-            if (holders.size() < kind.permits()) {
-                return -1;
-            }
-            long earliest = Long.MAX_VALUE;
-            for (long endsAt : holders.values()) {
-                earliest = Math.min(earliest, endsAt - now);
-            }
-            return earliest;
-        }
-
-        /**
-         * For a write: -1 when {@code owner} may take it now; otherwise how long until it should ask again. A writer
-         * kept out by readers marks itself waiting, which holds back new readers for as long as it keeps asking.
-         */
-        long writeRefusal(String owner, long now, long waiterTimeoutNanos) {
-            if (writer != null && !writer.equals(owner)) {
-                return writerEndsAtNanos - now;
-            }
-            if (holders.isEmpty() || owner.equals(writer)) {
-                return -1;
-            }
-            if (waitingWriter == null || waitingWriter.equals(owner)) {
-                waitingWriter = owner;
-                waitingWriterEndsAtNanos = now + waiterTimeoutNanos;
-                busyUntil(waitingWriterEndsAtNanos);
-            }
-            long earliest = waiterTimeoutNanos / 3;
-            for (long endsAt : holders.values()) {
-                earliest = Math.min(earliest, endsAt - now);
-            }
-            return earliest;
         }
     }
 
@@ -866,7 +389,7 @@ public final class InMemoryLockBackend implements LockBackend {
 
         /**
          * Whether exclusive acquisitions and hand-offs take the key without a fencing token, which the store then
-         * issues when the holder first asks ({@link LockBackend#issueFencingToken}) or with the acquisition when that
+         * issues when the holder first asks ({@link TokensOnRequest#issueFencingToken}) or with the acquisition when that
          * asks for it ({@code issueToken}), as the Redis store does (default false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
          * repeats the owner's own release; a lease that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
          */

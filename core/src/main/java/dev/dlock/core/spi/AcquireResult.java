@@ -6,21 +6,19 @@ public sealed interface AcquireResult {
     /**
      * The key was free (or already the caller's) and is now held by the caller. {@code fencingToken}
      * is strictly greater than every token issued before for the key — for a replicated store, on any
-     * node that could have been its master; each store states the assumption this rests on (Redis:
-     * the promoted node's clock is not behind the old master's by more than the time between the
-     * key's last acquisition there and its first on the promoted node).
+     * node that could have been its master; each store's docs state the assumption this rests on.
      *
-     * <p>A store that can starts its tokens at its clock in microseconds ({@link FencingTokens}): Redis, JDBC and the
-     * in-memory store do, so a guard's accepted tokens stay below the next store's when the lock store changes.
+     * <p>A store that can starts its tokens at its clock in microseconds ({@link FencingTokens}), so a guard's accepted
+     * tokens stay below the next store's when the lock store changes.
      *
      * <p>Or {@link #TOKEN_ON_REQUEST}: the store took the key without issuing a token, and issues one only when
-     * the holder first asks ({@link LockBackend#issueFencingToken}). Such a token obeys the same rule.
+     * the holder first asks ({@link TokensOnRequest}). Such a token obeys the same rule.
      */
     record Acquired(long fencingToken) implements AcquireResult {
 
         /**
          * The {@link #fencingToken()} of an acquisition whose token is not issued yet: the engine asks
-         * {@link LockBackend#issueFencingToken} the first time the holder reads it. Real tokens are positive.
+         * {@link TokensOnRequest#issueFencingToken} the first time the holder reads it. Real tokens are positive.
          */
         public static final long TOKEN_ON_REQUEST = 0;
 

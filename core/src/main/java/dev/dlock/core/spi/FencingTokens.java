@@ -1,17 +1,15 @@
 package dev.dlock.core.spi;
 
 /**
- * The clock floor fencing tokens start at: the store's clock in microseconds since the epoch, the scale of Redis's
- * tokens ({@code max(counter + 1, server time in µs)}). Redis, the JDBC store (its sequence is raised to the
- * database's clock before a backend's first acquisition) and the in-memory store issue every token at or above the
- * clock of their start, so a guard that accepted tokens from one of them keeps accepting the next one's tokens after
- * the lock store is changed. ZooKeeper's tokens are transaction ids, far below the floor; memcached issues none.
+ * The clock floor fencing tokens start at: the store's clock in microseconds since the epoch. A store that issues
+ * every token at or above the clock of its start lets a guard that accepted its tokens keep accepting the next store's
+ * tokens after the lock store is changed; which stores do is in docs/fencing.md.
  */
 public final class FencingTokens {
 
     /**
      * The least token on the clock floor's scale: 10<sup>15</sup> µs after the epoch (2001-09-09). A token below it was
-     * counted from a small start (ZooKeeper's transaction ids, a sequence that started at 1), not taken from a clock.
+     * counted from a small start (a transaction id, a sequence that started at 1), not taken from a clock.
      */
     public static final long CLOCK_SCALE = 1_000_000_000_000_000L;
 

@@ -1,6 +1,6 @@
 package dev.dlock.core.spi;
 
-/** What the store answered to a {@link LockBackend#handOff hand-off}: the key passed on with a new token, or not held. */
+/** What the store answered to a {@link LocalHandOff#handOff hand-off}: the key passed on with a new token, or not held. */
 public sealed interface HandOffResult {
 
     /** The owner no longer holds the key; the store changed nothing. */
@@ -9,7 +9,7 @@ public sealed interface HandOffResult {
     /**
      * The key stays taken for the next local holder, with {@code fencingToken} above every token issued before for
      * the key, or {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} when the store issues the next holder's token only
-     * when it asks ({@link LockBackend#issueFencingToken}). {@code othersWaiting}: another owner asked for the key
+     * when it asks ({@link TokensOnRequest}). {@code othersWaiting}: another owner asked for the key
      * while it was held (a store that cannot tell says true), so the engine bounds how often the key passes on before
      * it is freed for them.
      */

@@ -5,8 +5,8 @@ import dev.dlock.core.LockKind;
 import java.util.List;
 
 /**
- * Optional capability: who holds a key in the store now, whichever JVM took it, and an operator's forced release.
- * Offered through {@link LockBackend#holderInspection()}; the engine decodes each owner token into a
+ * Optional ability ({@link BackendCapabilities#holderInspection()}): who holds a key in the store now, whichever JVM
+ * took it, and an operator's forced release. The engine decodes each owner token into a
  * {@link dev.dlock.core.LockHolder}.
  */
 public interface HolderInspection {

@@ -2,21 +2,21 @@ package dev.dlock.core.spi;
 
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockKind;
-import dev.dlock.core.LockManager;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
- * The lock store SPI: one implementation per store, used only by {@link LockManager}. Required:
- * acquire, release, renew, ping and close; renewal grouping, release notices and session-kept
- * leases are optional capabilities the engine uses when a store offers them.
+ * The lock store SPI: one implementation per store, used only by the engine ({@code LockManager}). Required:
+ * acquire, release, renew and ping; everything else a store can do it declares in one place,
+ * {@link #capabilities()}, by giving the object that does it (see {@link BackendCapabilities} for why it is the only
+ * way). {@link #withdraw}, {@link #shorten} and {@link #close} have defaults that are right for a store that needs
+ * nothing more.
  *
  * <p>Every write compares the owner token first and is atomic in the store. "Not acquired",
  * "not owner" and "lost" are normal results, never exceptions; an implementation throws
  * {@link LockBackendException} only when the store cannot be reached or answers with an error.
  * Keys passed here are logical keys, already validated by the engine; the backend maps them to
- * its own key layout.
+ * its own key layout. What each store does beyond this contract is in its own docs (docs/stores.md, docs/jdbc.md,
+ * docs/zookeeper.md).
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -29,8 +29,8 @@ public interface LockBackend extends AutoCloseable {
      * extended to {@code leaseMillis}, fencing token larger than every one issued before), never "held".
      * For a shared kind, "held" means the key has no free share (or a writer holds or awaits it); the remaining
      * TTL tells the caller when to ask again at the latest (a fair or writer's wait keeps its place only while it
-     * asks again in time). The engine sends only kinds the store {@linkplain #capabilities() declares}; a store
-     * that takes exclusive locks only refuses others with {@link BackendCapabilities#requireExclusive}.
+     * asks again in time). The engine sends only kinds the store {@linkplain BackendCapabilities#modes() declares}; a
+     * store that takes exclusive locks only refuses others with {@link BackendCapabilities#requireExclusive}.
      */
     AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis);
 
@@ -39,7 +39,7 @@ public interface LockBackend extends AutoCloseable {
      * token, so a store that otherwise leaves it to be asked for ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}) issues it
      * with this acquisition, in the same store call and by the same rule (owner-checked and atomic with the take, so a
      * refused attempt issues none). False leaves the token to the store's own way. Default: the call without it, for a
-     * store that issues every token with its acquisition (the engine then never needs {@link #issueFencingToken}).
+     * store that issues every token with its acquisition (the engine then never needs {@link TokensOnRequest}).
      */
     default AcquireResult tryAcquire(LockKind kind, String key, String owner, long leaseMillis, boolean issueToken) {
         return tryAcquire(kind, key, owner, leaseMillis);
@@ -59,91 +59,42 @@ public interface LockBackend extends AutoCloseable {
      * it (a restart without persistence, a failover, a forced release), whether or not a writer took the key since:
      * "not a holder" alone proves nothing. (Another owner that took the key after the owner's own release landed
      * began after the owner's section ended: the repeat may answer either then.) A lease that ran out with nobody taking
-     * the key since may answer either: {@code ALREADY_FREE} from a store that tells by its token sequence that no
-     * acquisition followed (in-memory, JDBC), {@code NOT_OWNER} from one that recognises only the owner's own recorded
-     * release (Redis, whose tokens are issued on request, so its counter cannot tell); the engine counts
-     * {@code ALREADY_FREE} as a release only while the lease surely lived, and as a lost lease after that. A store
-     * with {@link #sessionLeases() session-kept leases} (ZooKeeper) may instead tell a repeat by its backend's own
-     * record of the lease: {@code ALREADY_FREE} while the first attempt's outcome is unknown, {@code NOT_OWNER}
-     * once the release was confirmed (the engine never sends a release again after a confirmed one).
+     * the key since may answer either: {@code ALREADY_FREE} from a store that can tell that no acquisition followed
+     * (by its token sequence), {@code NOT_OWNER} from one that recognises only the owner's own recorded release; the
+     * engine counts {@code ALREADY_FREE} as a release only while the lease surely lived, and as a lost lease after
+     * that. A store with {@linkplain BackendCapabilities#sessionLeases() session-kept leases} may instead tell a repeat
+     * by its backend's own record of the lease: {@code ALREADY_FREE} while the first attempt's outcome is unknown,
+     * {@code NOT_OWNER} once the release was confirmed (the engine never sends a release again after a confirmed one).
+     * Each store's docs say which it does.
      */
     ReleaseResult release(LockKind kind, String key, String owner, long fencingToken);
 
     /**
      * Extends every lease of the batch whose owner still matches, in one call to the store.
      *
-     * <p>The engine only passes batches within the {@link #renewalGrouping() grouping}'s batch size
-     * whose leases share one node, and may call this from several threads at once for different
-     * nodes. Each request names its lock's kind (only kinds the store {@linkplain #capabilities() takes}); the
-     * result has one entry per request, in order. Never called when the backend offers
-     * {@link #sessionLeases() session-kept leases}.
+     * <p>The engine only passes batches within the {@linkplain BackendCapabilities#renewalGrouping() grouping}'s batch
+     * size whose leases share one node, and may call this from several threads at once for different
+     * nodes. Each request names its lock's kind (only kinds the store {@linkplain BackendCapabilities#modes() takes});
+     * the result has one entry per request, in order. Never called when the store offers
+     * {@linkplain BackendCapabilities#sessionLeases() session-kept leases}.
      */
     List<RenewalResult> renew(List<LeaseRenewal> batch);
 
-    /** What the store can do: the kinds of lock it takes, hand-off, fencing tokens. Default: {@link BackendCapabilities#DEFAULT}. */
+    /**
+     * What the store offers beyond the required methods, asked once per manager. Default:
+     * {@link BackendCapabilities#DEFAULT}, exclusive locks and fencing tokens, nothing optional.
+     */
     default BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT;
     }
 
     /**
-     * Optional capability: which node serves a key, and the largest renew batch. Leases of one node
-     * are renewed together and different nodes concurrently. Empty (the default): one node, batches
-     * of the manager's size.
-     */
-    default Optional<RenewalGrouping> renewalGrouping() {
-        return Optional.empty();
-    }
-
-    /** Optional capability: release notices for waiters, when the store can push them; empty when waiters must poll. */
-    default Optional<ReleaseNotices> releaseNotices() {
-        return Optional.empty();
-    }
-
-    /**
-     * Optional capability: the store keeps leases alive while the backend's session lives, and reports
-     * lost ones; the engine then sends no renewals. Empty (the default): leases expire unless renewed.
-     */
-    default Optional<SessionLeases> sessionLeases() {
-        return Optional.empty();
-    }
-
-    /**
      * Gives up the place {@code owner} keeps in {@code key}'s queue between attempts, for a store that
-     * queues waiters (ZooKeeper), or a fair waiter's or waiting writer's place for a lock of {@code kind}; the engine
+     * queues waiters, or a fair waiter's or waiting writer's place for a lock of {@code kind}; the engine
      * calls it once when an acquisition ends without the key (wait over, aborted, interrupted, or failed).
      * Must not throw. Default: nothing, the store keeps no place.
      */
     default void withdraw(LockKind kind, String key, String owner) {
-    }
-
-    /**
-     * Optional capability: passes {@code owner}'s exclusive lease on {@code key} to the next holder in this JVM
-     * in one call, instead of a release and an acquisition: the key stays taken, now by {@code nextOwner} (a fresh
-     * owner token the engine made for the next holder), so that every owner-checked command still on its way for
-     * {@code owner} (a late renewal, release or token issuance) misses. A fresh fencing token is issued as for an
-     * acquisition (or, by a store that issues on request, left for the next holder to ask for). When
-     * {@code leaseMillis} is positive the lease is set to it; 0 keeps the store's expiry as it is. Answers with the
-     * token and whether another owner asked for the key meanwhile, or {@link HandOffResult#NOT_HELD} when
-     * {@code owner} no longer holds it.
-     *
-     * <p>Must be idempotent: a key already held by {@code nextOwner} (this hand-off ran before and its reply was lost)
-     * answers {@link HandOffResult.Passed} again. Only called when the {@linkplain #capabilities() capabilities}
-     * declare {@link BackendCapabilities#handOff() hand-off}; a failure throws {@link LockBackendException} with the
-     * outcome unknown.
-     */
-    default HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
-        throw new UnsupportedOperationException(getClass().getName() + " does not hand leases over");
-    }
-
-    /**
-     * As {@link #handOff(String, String, String, long)}; with {@code issueToken} the next holder will read its fencing
-     * token, so a store that otherwise leaves it to be asked for issues it in the same call, for {@code nextOwner} and
-     * only when {@code owner} still holds the key (a {@link HandOffResult#NOT_HELD} issues none). A repeated hand-off
-     * (the key already {@code nextOwner}'s) may answer without a token: the next holder then asks for it. Default: the
-     * call without it.
-     */
-    default HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
-        return handOff(key, owner, nextOwner, leaseMillis);
     }
 
     /**
@@ -159,33 +110,6 @@ public interface LockBackend extends AutoCloseable {
      */
     default RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         return renew(List.of(new LeaseRenewal(key, owner, keepMillis, kind))).get(0);
-    }
-
-    /**
-     * Optional capability, for a store whose acquisitions (or hand-offs) answer
-     * {@link AcquireResult.Acquired#TOKEN_ON_REQUEST}: issues {@code key}'s next fencing token by the same rule as an
-     * acquisition (larger than every token ever issued for the key), atomically in the store and only while
-     * {@code owner} holds {@code key} as a lock of {@code kind}; empty, with nothing issued, when it no longer does.
-     *
-     * <p>Why a token issued late is as good as one issued with the acquisition: holding periods of one key never
-     * overlap, and the issuance refuses an owner that does not hold the key, so the token is larger than every token
-     * of every earlier holder, and a holder whose lease was lost gets no token at all. The engine asks once per hold,
-     * the first time the holder reads its token, and never after the hold ended (an issuance that lands late misses:
-     * a local hand-off gives the key the next holder's own owner); it asks again only after a failure
-     * (a second token issued while still holding is larger, and as correct). A failure throws
-     * {@link LockBackendException} with the outcome unknown. Default: unsupported, for stores that issue every
-     * token with the acquisition.
-     */
-    default OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
-        throw new UnsupportedOperationException(getClass().getName() + " issues every fencing token with its acquisition");
-    }
-
-    /**
-     * Optional capability: reading who holds a key in the store (any JVM's holder) and an operator's forced release.
-     * Empty (the default): the store cannot say, and {@code LockManager.holders} answers with this JVM's holds only.
-     */
-    default Optional<HolderInspection> holderInspection() {
-        return Optional.empty();
     }
 
     /** Checks that the store answers; returns the round trip in nanoseconds, throws {@link LockBackendException} if not. */

@@ -2,7 +2,10 @@ package dev.dlock.core.spi;
 
 import java.time.Duration;
 
-/** Pushes "key released" notices to waiters in this JVM, through as few store connections as the store allows. */
+/**
+ * Optional ability ({@link BackendCapabilities#releaseNotices()}): pushes "key released" notices to waiters in this JVM,
+ * through as few store connections as the store allows.
+ */
 public interface ReleaseNotices {
 
     /**

@@ -1,7 +1,7 @@
 package dev.dlock.core.spi;
 
 /**
- * Optional capability of a {@link LockBackend}: it says which node serves a key and how many leases
+ * Optional ability ({@link BackendCapabilities#renewalGrouping()}): which node serves a key and how many leases
  * one renew call may carry. Without it, the engine renews all leases as one node, in batches of the
  * manager's configured size.
  */

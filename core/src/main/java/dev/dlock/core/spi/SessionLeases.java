@@ -1,9 +1,9 @@
 package dev.dlock.core.spi;
 
 /**
- * Optional capability of a {@link LockBackend}: the store keeps a lease alive for as long as the
- * backend's session with it lives (a ZooKeeper session, say), so the engine sends it no renewals and
- * learns from the backend instead when a lease is gone.
+ * Optional ability ({@link BackendCapabilities#sessionLeases()}): the store keeps a lease alive for as long as
+ * the backend's session with it lives, so the engine sends it no renewals and learns from the backend instead when a
+ * lease is gone.
  *
  * <p>A watchdog-managed acquisition reaches such a backend with {@link #UNTIL_RELEASED} as its lease:
  * the key stays taken until it is released or the session ends. An acquisition with a fixed lease

@@ -8,7 +8,7 @@ import java.util.Objects;
  */
 public record StoredHolder(String owner, long remainingTtlMillis) {
 
-    /** The remaining lease of a session-kept hold (ZooKeeper): it lasts as long as the holder's session. */
+    /** The remaining lease of a session-kept hold: it lasts as long as the holder's session. */
     public static final long NO_EXPIRY = -1;
 
     /** Refuses a holder without an owner. */

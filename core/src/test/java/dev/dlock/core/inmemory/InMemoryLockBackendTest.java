@@ -169,7 +169,7 @@ class InMemoryLockBackendTest {
 
     @Test
     void aReleaseWakesTheListenersOfThatKeyOnlyAndAThrowingListenerHarmsNoOne() throws InterruptedException {
-        ReleaseNotices notices = store.releaseNotices().orElseThrow();
+        ReleaseNotices notices = store.capabilities().releaseNotices().orElseThrow();
         List<String> woken = new CopyOnWriteArrayList<>();
         ReleaseNotices.Subscription failing = notices.subscribe("k", () -> {
             throw new IllegalStateException("listener bug");
@@ -202,7 +202,7 @@ class InMemoryLockBackendTest {
     @Test
     void aLeaseRunningOutSendsNoNotice() {
         List<String> woken = new CopyOnWriteArrayList<>();
-        ReleaseNotices.Subscription subscription = store.releaseNotices().orElseThrow().subscribe("k", () -> woken.add("k"));
+        ReleaseNotices.Subscription subscription = store.capabilities().releaseNotices().orElseThrow().subscribe("k", () -> woken.add("k"));
         acquired("k", "a", 1000);
         advance(2000);
         acquired("k", "b", 1000);
@@ -272,7 +272,7 @@ class InMemoryLockBackendTest {
             assertThat(store.release(kind, key, "a", a)).isEqualTo(ReleaseResult.RELEASED);
             assertThat(store.release(kind, key, "b", b)).isEqualTo(ReleaseResult.RELEASED);
             assertThat(store.release(kind, key, "a", a)).as("%s: a's repeat after b's release", kind).isEqualTo(ReleaseResult.ALREADY_FREE);
-            store.holderInspection().orElseThrow().forceRelease(kind, key);
+            store.capabilities().holderInspection().orElseThrow().forceRelease(kind, key);
             assertThat(store.release(kind, key, "c", c)).as("%s: a share a forced release removed", kind).isEqualTo(ReleaseResult.NOT_OWNER);
             advance(TimeUnit.SECONDS.toMillis(InMemoryLockBackend.IDLE_RECORD_RETENTION_SECONDS) + 1);
             assertThat(store.release(kind, key, "b", b)).as("%s: a repeat after its record's retention", kind).isEqualTo(ReleaseResult.NOT_OWNER);
@@ -293,7 +293,7 @@ class InMemoryLockBackendTest {
     @Test
     void closeForgetsEveryLockAndWakesEveryWaiter() {
         AtomicInteger woken = new AtomicInteger();
-        ReleaseNotices.Subscription subscription = store.releaseNotices().orElseThrow().subscribe("k", woken::incrementAndGet);
+        ReleaseNotices.Subscription subscription = store.capabilities().releaseNotices().orElseThrow().subscribe("k", woken::incrementAndGet);
         long token = acquired("k", "a", 1000);
         store.close();
         assertThat(woken).hasValue(1);
@@ -319,7 +319,7 @@ class InMemoryLockBackendTest {
 
     @Test
     void holdersOfEveryKindAreReadWithoutChangingThemAndAForcedReleaseFreesThemKeepingTheCounter() {
-        HolderInspection inspection = store.holderInspection().orElseThrow();
+        HolderInspection inspection = store.capabilities().holderInspection().orElseThrow();
         long exclusive = acquired(LockKind.EXCLUSIVE, "x", "a", 1000);
         acquired(LockKind.READ, "rw", "r1", 1000);
         acquired(LockKind.READ, "rw", "r2", 2000);
@@ -336,7 +336,7 @@ class InMemoryLockBackendTest {
         assertThat(inspection.holders(LockKind.EXCLUSIVE, "x")).as("reading changed nothing").containsExactly(new StoredHolder("a", 600));
 
         List<String> woken = new CopyOnWriteArrayList<>();
-        store.releaseNotices().orElseThrow().subscribe("x", () -> woken.add("x"));
+        store.capabilities().releaseNotices().orElseThrow().subscribe("x", () -> woken.add("x"));
         assertThat(inspection.forceRelease(LockKind.EXCLUSIVE, "x")).containsExactly(new StoredHolder("a", 600));
         assertThat(woken).as("waiters told the key is free").contains("x");
         assertThat(inspection.holders(LockKind.EXCLUSIVE, "x")).isEmpty();

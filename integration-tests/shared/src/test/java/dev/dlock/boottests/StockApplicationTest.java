@@ -117,7 +117,7 @@ class StockApplicationTest {
     void endpointHealthAndScrapeOnThisBootLine() throws Exception {
         try (Held held = Held.hold(stock, "sku-held")) {
             // The lease (2s) is renewed by the watchdog while the method runs.
-            awaitTrue(() -> lockManager.heldLocks().stream().anyMatch(lock -> lock.renewals() >= 2));
+            awaitTrue(() -> lockManager.admin().heldLocks().stream().anyMatch(lock -> lock.renewals() >= 2));
             HttpResponse<String> endpoint = get("/actuator/dlock");
             assertThat(endpoint.statusCode()).isEqualTo(200);
             List<Map<String, Object>> locks = JsonPath.read(endpoint.body(), "$.locks[?(@.key == 'stock:sku-held')]");

@@ -106,7 +106,7 @@ class DistributedLockAutoConfigurationTest {
         runner.withPropertyValues(url()).run(context -> {
             LockManager locks = context.getBean(LockManager.class);
             try (LockHandle watched = locks.acquire("health-watched", Duration.ZERO)) {
-                assertThat(locks.watchdogStalledCalls()).as("a watchdog renewing on a healthy Redis").isZero();
+                assertThat(locks.admin().watchdogStalledCalls()).as("a watchdog renewing on a healthy Redis").isZero();
                 LockStoreHealthIndicator health = context.getBean(LockStoreHealthIndicator.class);
                 assertThat(BootLine.status(health)).isEqualTo("UP");
                 assertThat(BootLine.details(health))
@@ -126,13 +126,13 @@ class DistributedLockAutoConfigurationTest {
                         LockManager locks = context.getBean(LockManager.class);
                         LockStoreHealthIndicator indicator = context.getBean(LockStoreHealthIndicator.class);
                         LockHandle watched = locks.acquire("health-stalled", Duration.ZERO);
-                        awaitCondition("a first renewal", () -> locks.watchdogRenewCallCount() > 0);
+                        awaitCondition("a first renewal", () -> locks.admin().watchdogRenewCallCount() > 0);
                         own.suspend();
                         // Every command the store ran, it ran before this moment.
                         long suspendedAt = System.nanoTime();
                         try {
                             // Not health() in the loop: before the stall shows, its PING would wait out the socket timeout.
-                            awaitCondition("the renewal call to stall", () -> locks.watchdogStalledCalls() == 1);
+                            awaitCondition("the renewal call to stall", () -> locks.admin().watchdogStalledCalls() == 1);
                             assertThat(BootLine.status(indicator)).isEqualTo("DOWN");
                             assertThat(BootLine.details(indicator)).containsEntry(LockStoreHealthIndicator.WATCHDOG_STALLED_CALLS, 1);
                             awaitCondition("the lease to read as not held while the store is stalled", () -> !watched.isHeld());
@@ -197,7 +197,7 @@ class DistributedLockAutoConfigurationTest {
                 "dlock.watchdog.batch-size=7", "dlock.aspect.order=42", "dlock.redis.timeout=700ms").run(context -> {
             LockManager locks = context.getBean(LockManager.class);
             assertThat(locks.defaultWaitTime()).isEqualTo(Duration.ofMillis(250));
-            assertThat(locks.backend().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(7);
+            assertThat(locks.backend().capabilities().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(7);
             assertThat(context.getBean(DistributedLockAspect.class).getOrder()).isEqualTo(42);
             try (LockHandle ignored = locks.acquire("order-1", Duration.ZERO); Jedis admin = redis.admin()) {
                 assertThat(admin.keys("shop:*")).contains("shop:{order-1}");
@@ -625,7 +625,7 @@ class DistributedLockAutoConfigurationTest {
                 MeterRegistry registry = context.getBean(MeterRegistry.class);
                 try (LockHandle watched = locks.acquire("stall-watched", Duration.ZERO)) {
                     assertThat(registry.get(LockMetrics.WATCHDOG_STALLED).gauge().value())
-                            .isEqualTo(locks.watchdogStalledCalls());
+                            .isEqualTo(locks.admin().watchdogStalledCalls());
                     assertThat(registry.get(LockMetrics.WATCHDOG_STALLED).gauge().getId().getDescription())
                             .isEqualTo(LockMetrics.WATCHDOG_STALLED_DESCRIPTION);
                 }

@@ -295,7 +295,7 @@ abstract class LockRegistryContract {
     void aWatchedLeaseTakenByAForcedReleaseIsReportedToTheHolderAtUnlock() throws Exception {
         DlockLock lock = registry.obtain(key);
         lock.lock();
-        assertThat(secondManager.forceRelease(REGISTRY_KEY, REGISTRY_KEY + ":" + key)).as("holders removed").hasSize(1);
+        assertThat(secondManager.admin().forceRelease(REGISTRY_KEY, REGISTRY_KEY + ":" + key)).as("holders removed").hasSize(1);
         DlockLock next = other.obtain(key);
         assertThat(next.tryLock(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         long deadline = System.nanoTime() + PATIENCE.toNanos();

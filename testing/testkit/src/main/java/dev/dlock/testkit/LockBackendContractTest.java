@@ -130,12 +130,12 @@ public abstract class LockBackendContractTest {
     }
 
     /**
-     * Whether the store keeps leases alive by its session ({@link LockBackend#sessionLeases()}). Where it
+     * Whether the store keeps leases alive by its session ({@link BackendCapabilities#sessionLeases()}). Where it
      * does, the watchdog tests check instead that no renewal is ever sent and the key stays held.
      */
     protected final boolean storeKeepsLeasesBySession() {
         if (sessionKept == null) {
-            sessionKept = newBackend().sessionLeases().isPresent();
+            sessionKept = newBackend().capabilities().sessionLeases().isPresent();
         }
         return sessionKept;
     }
@@ -710,11 +710,11 @@ public abstract class LockBackendContractTest {
     @Test
     void aForcedReleaseLetsTheJvmsOwnWaiterIn() throws Exception {
         RecordingBackend backend = newBackend();
-        assumeTrue(backend.holderInspection().isPresent(), "the store cannot force a release");
+        assumeTrue(backend.capabilities().holderInspection().isPresent(), "the store cannot force a release");
         LockManager jvm = manager(backend, b -> { });
         LockHandle stuck = jvm.acquire(key, Duration.ZERO);
         CompletableFuture<LockHandle> waiter = acquireAsyncElsewhere(jvm, LockRequest.builder(key).waitTime(Duration.ofSeconds(20)).build());
-        assertThat(jvm.forceRelease(key)).as("the holders removed").hasSize(1);
+        assertThat(jvm.admin().forceRelease(key)).as("the holders removed").hasSize(1);
         // The watched lease is 30 s: its next renewal would come after 10 s, its release never.
         try (LockHandle next = waiter.get(5, TimeUnit.SECONDS)) {
             assertThat(stuck.isHeld()).isFalse();
@@ -734,7 +734,7 @@ public abstract class LockBackendContractTest {
         assertThat(lock.state()).isEqualTo(LockState.LOST);
         assertThatThrownBy(() -> locks.acquire(key, Duration.ZERO)).as("a lost lease is not re-entered").isInstanceOf(LockLostException.class);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
-        assertThat(locks.heldLocks()).isEmpty();
+        assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
     @Test
@@ -858,7 +858,7 @@ public abstract class LockBackendContractTest {
         assertThat(outcome.get()).isInstanceOfSatisfying(LockNotAcquiredException.class,
                 e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED));
         assertThat(stillInterrupted).as("interrupt status kept").isTrue();
-        assertThat(waiter.heldLocks()).isEmpty();
+        assertThat(waiter.admin().heldLocks()).isEmpty();
         assertFree(waiter, key, "the key is free");
     }
 
@@ -939,7 +939,7 @@ public abstract class LockBackendContractTest {
             assertThat(other.tryAcquire(key)).as("held after three leases' time").isEmpty();
         }
         assertThat(backend.renewals).as("renewals sent").isEmpty();
-        assertThat(locks.watchdogRenewCallCount()).isZero();
+        assertThat(locks.admin().watchdogRenewCallCount()).isZero();
         assertFree(other, key, "the key is free");
     }
 

@@ -8,11 +8,13 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
 import dev.dlock.core.spi.StoredHolder;
+import dev.dlock.core.spi.TokensOnRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -92,13 +94,24 @@ public abstract class LockBackendSpiContractTest {
         if (answer != AcquireResult.Acquired.TOKEN_ON_REQUEST) {
             return answer;
         }
-        OptionalLong token = issuer.issueFencingToken(LockKind.EXCLUSIVE, key, owner);
+        OptionalLong token = tokensOnRequest(issuer).issueFencingToken(LockKind.EXCLUSIVE, key, owner);
         assertThat(token).as("the token %s asks for while it holds the key", owner).isPresent();
         return token.getAsLong();
     }
 
     private boolean fences() {
         return store.capabilities().fencing();
+    }
+
+    /** The store's fencing tokens issued on request: it must offer them when it answers {@code TOKEN_ON_REQUEST}. */
+    private static TokensOnRequest tokensOnRequest(LockBackend store) {
+        return store.capabilities().tokensOnRequest().orElseThrow(() -> new AssertionError(store
+                + " took a key without its fencing token, yet offers no TokensOnRequest to issue it"));
+    }
+
+    /** The store's local hand-off; a test calls it only once it assumed the store declares one. */
+    private static LocalHandOff handOff(LockBackend store) {
+        return store.capabilities().localHandOff().orElseThrow();
     }
 
     @Test
@@ -147,7 +160,7 @@ public abstract class LockBackendSpiContractTest {
 
     @Test
     void aRepeatedReleaseWithNoAcquisitionSinceAnswersAlreadyFree() {
-        assumeTrue(store.sessionLeases().isEmpty(), "a store that keeps leases by its session tells a repeat by its own record"
+        assumeTrue(store.capabilities().sessionLeases().isEmpty(), "a store that keeps leases by its session tells a repeat by its own record"
                 + " of the lease, which a confirmed release removes (see LockBackend#release)");
         String a = owner("a");
         long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
@@ -198,7 +211,7 @@ public abstract class LockBackendSpiContractTest {
                     .isEqualTo(ReleaseResult.ALREADY_FREE);
             assertThat(other.release(kind, shareKey, b, bToken)).as("%s: b's release again", kind).isEqualTo(ReleaseResult.ALREADY_FREE);
 
-            Optional<HolderInspection> inspection = other.holderInspection();
+            Optional<HolderInspection> inspection = other.capabilities().holderInspection();
             assumeTrue(inspection.isPresent(), "the store offers no forced release to drop a share with");
             assertThat(inspection.get().forceRelease(kind, shareKey)).as("%s: the shares the store drops", kind)
                     .extracting(StoredHolder::owner).containsExactly(c);
@@ -216,7 +229,7 @@ public abstract class LockBackendSpiContractTest {
 
     @Test
     void aRenewalBatchAnswersOncePerRequestInOrder() {
-        assumeTrue(store.sessionLeases().isEmpty(), "the store keeps leases by its session and is never renewed");
+        assumeTrue(store.capabilities().sessionLeases().isEmpty(), "the store keeps leases by its session and is never renewed");
         String a = owner("a");
         List<String> keys = keysOnOneNode(store.capabilities().supports(LockKind.READ) ? 5 : 4);
         acquired(store.tryAcquire(LockKind.EXCLUSIVE, keys.get(0), a, 2_000));
@@ -260,40 +273,40 @@ public abstract class LockBackendSpiContractTest {
     /** {@code count} keys that the store serves from one node (the engine only batches renewals of one node). */
     private List<String> keysOnOneNode(int count) {
         List<String> keys = new ArrayList<>(List.of(key + ":0"));
-        StoreNode node = store.renewalGrouping().map(g -> g.nodeOf(keys.get(0))).orElse(StoreNode.SINGLE);
+        StoreNode node = store.capabilities().renewalGrouping().map(g -> g.nodeOf(keys.get(0))).orElse(StoreNode.SINGLE);
         for (int i = 1; keys.size() < count; i++) {
             String candidate = key + ":" + i;
-            if (store.renewalGrouping().map(g -> g.nodeOf(candidate)).orElse(StoreNode.SINGLE).equals(node)) {
+            if (store.capabilities().renewalGrouping().map(g -> g.nodeOf(candidate)).orElse(StoreNode.SINGLE).equals(node)) {
                 keys.add(candidate);
             }
         }
-        assertThat(store.renewalGrouping().map(g -> g.maxBatchSize()).orElse(Integer.MAX_VALUE))
+        assertThat(store.capabilities().renewalGrouping().map(g -> g.maxBatchSize()).orElse(Integer.MAX_VALUE))
                 .as("the store's largest renew batch").isGreaterThanOrEqualTo(count);
         return keys;
     }
 
     @Test
     void aHandOffByAnOwnerThatDoesNotHoldTheKeyAnswersNotHeld() {
-        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        assumeTrue(store.capabilities().localHandOff().isPresent(), "the store declares no hand-off");
         String a = owner("a");
         String b = owner("b");
-        assertThat(store.handOff(key, a, owner("a2"), 0)).as("a free key").isEqualTo(HandOffResult.NOT_HELD);
+        assertThat(handOff(store).handOff(key, a, owner("a2"), 0)).as("a free key").isEqualTo(HandOffResult.NOT_HELD);
         LockBackend other = newBackend();
         long othersToken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
-        assertThat(store.handOff(key, a, owner("a2"), LEASE_MILLIS)).as("a key another owner holds").isEqualTo(HandOffResult.NOT_HELD);
+        assertThat(handOff(store).handOff(key, a, owner("a2"), LEASE_MILLIS)).as("a key another owner holds").isEqualTo(HandOffResult.NOT_HELD);
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, othersToken)).as("the holder's release").isEqualTo(ReleaseResult.RELEASED);
     }
 
     @Test
     void aHandOffKeepsTheKeyTakenWithALargerToken() {
-        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        assumeTrue(store.capabilities().localHandOff().isPresent(), "the store declares no hand-off");
         String a = owner("a");
         long token = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
         if (fences()) {
             token = issued(store, a, token);
         }
         String a2 = owner("a2");
-        HandOffResult passed = store.handOff(key, a, a2, LEASE_MILLIS);
+        HandOffResult passed = handOff(store).handOff(key, a, a2, LEASE_MILLIS);
         assertThat(passed).isInstanceOf(HandOffResult.Passed.class);
         long next = ((HandOffResult.Passed) passed).fencingToken();
         if (fences()) {
@@ -312,24 +325,21 @@ public abstract class LockBackendSpiContractTest {
      */
     @Test
     void aHandOffGivesTheKeyToTheNextOwnerSoThePreviousOwnersLateCommandsMiss() {
-        assumeTrue(store.capabilities().handOff(), "the store declares no hand-off");
+        assumeTrue(store.capabilities().localHandOff().isPresent(), "the store declares no hand-off");
         String a = owner("a");
         String a2 = owner("a2");
         acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
-        assertThat(store.handOff(key, a, a2, LEASE_MILLIS)).isInstanceOf(HandOffResult.Passed.class);
-        assertThat(store.handOff(key, a, a2, LEASE_MILLIS)).as("the same hand-off repeated (a client retry)")
+        assertThat(handOff(store).handOff(key, a, a2, LEASE_MILLIS)).isInstanceOf(HandOffResult.Passed.class);
+        assertThat(handOff(store).handOff(key, a, a2, LEASE_MILLIS)).as("the same hand-off repeated (a client retry)")
                 .isInstanceOf(HandOffResult.Passed.class);
         assertThat(store.renew(List.of(new LeaseRenewal(key, a, 1_000))).get(0)).as("the previous owner's late renewal")
                 .isEqualTo(RenewalResult.TAKEN);
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, AcquireResult.Acquired.TOKEN_ON_REQUEST))
                 .as("the previous owner's late release").isEqualTo(ReleaseResult.NOT_OWNER);
-        if (fences() && store.capabilities().handOff()) {
-            try {
-                assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("a token asked for by the previous owner")
-                        .isEmpty();
-            } catch (UnsupportedOperationException e) {
-                // The store issues every token with its acquisition.
-            }
+        if (fences()) {
+            // A store that issues every token with its acquisition offers no issuance to ask.
+            store.capabilities().tokensOnRequest().ifPresent(issuer -> assertThat(issuer.issueFencingToken(LockKind.EXCLUSIVE,
+                    key, a)).as("a token asked for by the previous owner").isEmpty());
         }
         assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
                 .isInstanceOf(AcquireResult.Held.class);
@@ -344,7 +354,7 @@ public abstract class LockBackendSpiContractTest {
     @Test
     void aShortenedLeaseFreesItselfAndTheOwnersLateRenewalCannotExtendIt() throws Exception {
         String a = owner("a");
-        assumeTrue(store.sessionLeases().isEmpty(), "the store keeps leases by its session: no lockAtLeastFor");
+        assumeTrue(store.capabilities().sessionLeases().isEmpty(), "the store keeps leases by its session: no lockAtLeastFor");
         String retired = owner("a-retired");
         acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
         assertThat(store.shorten(LockKind.EXCLUSIVE, key, a, retired, 1_500)).isEqualTo(RenewalResult.RENEWED);
@@ -378,15 +388,15 @@ public abstract class LockBackendSpiContractTest {
         long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
         assumeTrue(fences() && first == AcquireResult.Acquired.TOKEN_ON_REQUEST, "the store issues every token with its acquisition");
         LockBackend other = newBackend();
-        assertThat(other.issueFencingToken(LockKind.EXCLUSIVE, key, b)).as("a token asked for by an owner that does not hold the key")
+        assertThat(tokensOnRequest(other).issueFencingToken(LockKind.EXCLUSIVE, key, b)).as("a token asked for by an owner that does not hold the key")
                 .isEmpty();
         long issuedToA = issued(store, a, first);
         assertThat(issuedToA).as("the holder's token").isPositive();
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, issuedToA)).isEqualTo(ReleaseResult.RELEASED);
-        assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("a token asked for after the release").isEmpty();
+        assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("a token asked for after the release").isEmpty();
 
         long taken = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
-        assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier holder's token while another holds the key")
+        assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier holder's token while another holds the key")
                 .isEmpty();
         assertThat(issued(other, b, taken)).as("the next holder's token").isGreaterThan(issuedToA);
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, taken)).isEqualTo(ReleaseResult.RELEASED);

@@ -538,14 +538,14 @@ public abstract class LockKindsContractTest {
         }).build();
         managers.add(holderSide);
         LockBackend operator = newBackend();
-        assumeTrue(operator.holderInspection().isPresent(), "the store offers no forced release to lose a share with");
+        assumeTrue(operator.capabilities().holderInspection().isPresent(), "the store offers no forced release to lose a share with");
         LockManager takerSide = manager();
         for (LockKind[] pair : pairs) {
             for (boolean watched : new boolean[] {true, false}) {
                 String pairKey = key + ":" + pair[0] + "<-" + pair[1] + (watched ? ":watched" : ":fixed");
                 LockRequest.Builder asked = LockRequest.builder(pairKey).kind(pair[0]).waitTime(Duration.ZERO);
                 LockHandle holder = holderSide.acquire(watched ? asked.build() : asked.leaseTime(Duration.ofSeconds(30)).build());
-                assertThat(operator.holderInspection().get().forceRelease(pair[0], pairKey)).as("%s: the share the store drops", pairKey)
+                assertThat(operator.capabilities().holderInspection().get().forceRelease(pair[0], pairKey)).as("%s: the share the store drops", pairKey)
                         .hasSize(1);
                 LockHandle taker = takerSide.acquire(LockRequest.builder(pairKey).kind(pair[1]).waitTime(Duration.ZERO).build());
                 assertThat(taker.isHeld()).as("%s: the other JVM's %s lock", pairKey, pair[1]).isTrue();
@@ -606,7 +606,7 @@ public abstract class LockKindsContractTest {
         if (taken.tokenIssued() || !store.capabilities().fencing()) {
             return taken.fencingToken();
         }
-        OptionalLong issued = store.issueFencingToken(kind, lockKey, owner);
+        OptionalLong issued = store.capabilities().tokensOnRequest().orElseThrow().issueFencingToken(kind, lockKey, owner);
         assertThat(issued).as("the token %s asks for while it holds %s as %s", owner, lockKey, kind).isPresent();
         return issued.getAsLong();
     }

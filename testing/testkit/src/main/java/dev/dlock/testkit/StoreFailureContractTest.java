@@ -71,7 +71,7 @@ public abstract class StoreFailureContractTest extends LockBackendContractTest {
             restartStore();
         }
         assertThat(outcome.get()).isInstanceOf(LockBackendException.class);
-        assertThat(waiter.heldLocks()).isEmpty();
+        assertThat(waiter.admin().heldLocks()).isEmpty();
     }
 
     @Test
@@ -83,7 +83,7 @@ public abstract class StoreFailureContractTest extends LockBackendContractTest {
             assertThatThrownBy(() -> locks.acquire(key(), Duration.ofSeconds(30))).isInstanceOf(LockBackendException.class);
             assertThat(System.nanoTime() - start).as("fails within the client timeout, not the wait time")
                     .isLessThan(TimeUnit.SECONDS.toNanos(15));
-            assertThat(locks.heldLocks()).isEmpty();
+            assertThat(locks.admin().heldLocks()).isEmpty();
         } finally {
             restartStore();
         }

@@ -4,18 +4,16 @@ import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
-import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
-import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
-import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.core.spi.StoreNode;
+import dev.dlock.core.spi.TokensOnRequest;
 
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,7 +27,7 @@ import java.util.function.UnaryOperator;
  * Wraps a real backend and records what the engine asks of it (not a mock: every call goes to the
  * real store). Tests use it to count calls, and to hold or break a renewal, a release, a hand-off or a fencing token's
  * issuance at a chosen moment as a slow or dropped connection would. It forwards every method of {@link LockBackend},
- * capabilities included, so that the engine on it behaves as on the store unless a test
+ * and offers what the store's capabilities offer, so that the engine on it behaves as on the store unless a test
  * {@linkplain #alterCapabilities changes} what it declares.
  *
  * <p>Its source folder is compiled by dlock-testkit (which publishes it) and by dlock-core's tests, which cannot
@@ -148,9 +146,48 @@ public final class RecordingBackend implements LockBackend {
         return sentRenewals.stream().filter(r -> r.renewal().key().equals(key)).toList();
     }
 
+    /**
+     * The store's capabilities, its hand-off and token issuance recorded (and routed through {@link #aroundHandOff} and
+     * {@link #aroundIssue}), its renewal grouping replaced by {@link #renewalGroups} when set, then as
+     * {@link #alterCapabilities} changes them.
+     */
     @Override
     public BackendCapabilities capabilities() {
-        return capabilities.apply(delegate.capabilities());
+        BackendCapabilities declared = delegate.capabilities();
+        Function<String, StoreNode> groups = renewalGroups;
+        BackendCapabilities recorded = declared
+                .withLocalHandOff(declared.localHandOff().map(this::recordedHandOff).orElse(null))
+                .withTokensOnRequest(declared.tokensOnRequest().map(this::recordedIssuance).orElse(null))
+                .withRenewalGrouping(groups == null ? declared.renewalGrouping().orElse(null) : new RenewalGrouping() {
+                    @Override
+                    public StoreNode nodeOf(String key) {
+                        return groups.apply(key);
+                    }
+
+                    @Override
+                    public int maxBatchSize() {
+                        return Integer.MAX_VALUE;
+                    }
+                });
+        return capabilities.apply(recorded);
+    }
+
+    private LocalHandOff recordedHandOff(LocalHandOff handOff) {
+        return (key, owner, nextOwner, leaseMillis, issueToken) -> {
+            handOffs.incrementAndGet();
+            if (issueToken) {
+                handOffsIssuingToken.incrementAndGet();
+            }
+            passes.add("handOff");
+            return aroundHandOff.apply(() -> handOff.handOff(key, owner, nextOwner, leaseMillis, issueToken));
+        };
+    }
+
+    private TokensOnRequest recordedIssuance(TokensOnRequest issuer) {
+        return (kind, key, owner) -> {
+            issuances.incrementAndGet();
+            return aroundIssue.apply(() -> issuer.issueFencingToken(kind, key, owner));
+        };
     }
 
     @Override
@@ -207,61 +244,6 @@ public final class RecordingBackend implements LockBackend {
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         sentShortenings.add(new SentRenewal(new LeaseRenewal(key, retiredOwner, keepMillis, kind), System.nanoTime()));
         return delegate.shorten(kind, key, owner, retiredOwner, keepMillis);
-    }
-
-    @Override
-    public Optional<RenewalGrouping> renewalGrouping() {
-        Function<String, StoreNode> groups = renewalGroups;
-        if (groups == null) {
-            return delegate.renewalGrouping();
-        }
-        return Optional.of(new RenewalGrouping() {
-            @Override
-            public StoreNode nodeOf(String key) {
-                return groups.apply(key);
-            }
-
-            @Override
-            public int maxBatchSize() {
-                return Integer.MAX_VALUE;
-            }
-        });
-    }
-
-    @Override
-    public Optional<ReleaseNotices> releaseNotices() {
-        return delegate.releaseNotices();
-    }
-
-    @Override
-    public Optional<SessionLeases> sessionLeases() {
-        return delegate.sessionLeases();
-    }
-
-    @Override
-    public Optional<HolderInspection> holderInspection() {
-        return delegate.holderInspection();
-    }
-
-    @Override
-    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis) {
-        return handOff(key, owner, nextOwner, leaseMillis, false);
-    }
-
-    @Override
-    public HandOffResult handOff(String key, String owner, String nextOwner, long leaseMillis, boolean issueToken) {
-        handOffs.incrementAndGet();
-        if (issueToken) {
-            handOffsIssuingToken.incrementAndGet();
-        }
-        passes.add("handOff");
-        return aroundHandOff.apply(() -> delegate.handOff(key, owner, nextOwner, leaseMillis, issueToken));
-    }
-
-    @Override
-    public OptionalLong issueFencingToken(LockKind kind, String key, String owner) {
-        issuances.incrementAndGet();
-        return aroundIssue.apply(() -> delegate.issueFencingToken(kind, key, owner));
     }
 
     @Override

@@ -12,7 +12,6 @@ import dev.dlock.core.spi.RenewalResult;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -113,9 +112,11 @@ class InMemoryContractTest extends LockBackendContractTest {
             return STORE.shorten(kind, key, owner, retiredOwner, keepMillis);
         }
 
+        /** Exclusive locks, and the store's release notices, each subscription counted. */
         @Override
-        public Optional<ReleaseNotices> releaseNotices() {
-            return STORE.releaseNotices().map(CountingNotices::new);
+        public BackendCapabilities capabilities() {
+            return BackendCapabilities.DEFAULT.withReleaseNotices(STORE.capabilities().releaseNotices().map(CountingNotices::new)
+                    .orElse(null));
         }
 
         @Override

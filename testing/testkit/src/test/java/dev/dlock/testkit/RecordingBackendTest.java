@@ -82,7 +82,7 @@ class RecordingBackendTest {
     /** Whether {@code thread} queues behind this JVM's holder of a key (the engine's local turn), asking the store nothing. */
     private static boolean waitsForTheKeysTurn(Thread thread) {
         return Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().equals("dev.dlock.core.KeyGate") && frame.getMethodName().equals("enter"));
+                .anyMatch(frame -> frame.getClassName().equals("dev.dlock.core.LocalTurn") && frame.getMethodName().equals("enter"));
     }
 
     private static void awaitTrue(Duration timeout, BooleanSupplier condition) throws InterruptedException {

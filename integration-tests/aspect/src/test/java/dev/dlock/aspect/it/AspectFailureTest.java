@@ -158,7 +158,7 @@ class AspectFailureTest {
                 .as("the release could not be confirmed: the caller must not take the work as done under the lock")
                 .isInstanceOf(LockBackendException.class)
                 .hasMessageContaining("Work.crashTheStore:" + id);
-        assertThat(context.getBean(LockManager.class).heldLocks()).isEmpty();
+        assertThat(context.getBean(LockManager.class).admin().heldLocks()).isEmpty();
     }
 
     @Test

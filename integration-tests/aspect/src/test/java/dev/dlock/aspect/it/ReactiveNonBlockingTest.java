@@ -35,7 +35,7 @@ class ReactiveNonBlockingTest {
     private static final int KEYS = 10;
     /** The engine's methods in which a caller's thread waits for a lock. */
     private static final List<String> WAITING_METHODS = List.of(
-            "dev.dlock.core.KeyGate.enter", "dev.dlock.core.KeyGate.awaitNotices",
+            "dev.dlock.core.LocalTurn.enter", "dev.dlock.core.KeyNotices.awaitNotices",
             "dev.dlock.core.Acquisition.block", "dev.dlock.core.Acquisition.enterTurn");
 
     /** A reactive service whose sections per key must never overlap. */

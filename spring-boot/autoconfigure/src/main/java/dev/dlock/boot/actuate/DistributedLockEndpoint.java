@@ -3,6 +3,7 @@ package dev.dlock.boot.actuate;
 import dev.dlock.core.HeldLock;
 import dev.dlock.core.LockHolder;
 import dev.dlock.core.LockKeyException;
+import dev.dlock.core.LockKeys;
 import dev.dlock.core.LockManager;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -45,11 +46,11 @@ public class DistributedLockEndpoint {
     /** The locks held now, longest held first. */
     @ReadOperation
     public HeldLocksDescriptor heldLocks() {
-        List<HeldLockDescriptor> locks = lockManager.heldLocks().stream()
+        List<HeldLockDescriptor> locks = lockManager.admin().heldLocks().stream()
                 .sorted(Comparator.comparing(HeldLock::heldFor).reversed())
                 .map(HeldLockDescriptor::of)
                 .toList();
-        return new HeldLocksDescriptor(locks.size(), lockManager.watchedLeaseCount(), locks);
+        return new HeldLocksDescriptor(locks.size(), lockManager.admin().watchedLeaseCount(), locks);
     }
 
     /**
@@ -62,7 +63,7 @@ public class DistributedLockEndpoint {
     @ReadOperation
     public LockHoldersDescriptor holders(@Selector String name, String key) {
         requireKeyOf(name, key);
-        return new LockHoldersDescriptor(name, key, acrossInstances(), lockManager.holders(key));
+        return new LockHoldersDescriptor(name, key, acrossInstances(), lockManager.admin().holders(key));
     }
 
     /**
@@ -90,10 +91,10 @@ public class DistributedLockEndpoint {
      * meter series), when nobody holds it.
      */
     List<LockHolder> forceReleaseIfHeld(String name, String key) {
-        if (lockManager.holders(key).isEmpty()) {
+        if (lockManager.admin().holders(key).isEmpty()) {
             return List.of();
         }
-        return lockManager.forceRelease(name, key);
+        return lockManager.admin().forceRelease(name, key);
     }
 
     /**
@@ -105,12 +106,12 @@ public class DistributedLockEndpoint {
      */
     String notAKeyOf(String name, String key) {
         LockManager.validKey(key);
-        if (key.startsWith(name + ":")
-                || lockManager.heldLocks().stream().anyMatch(lock -> lock.lockName().equals(name) && lock.key().equals(key))) {
+        if (LockKeys.isNamedKeyOf(name, key)
+                || lockManager.admin().heldLocks().stream().anyMatch(lock -> lock.lockName().equals(name) && lock.key().equals(key))) {
             return null;
         }
         return "key '" + key + "' is not a key of lock '" + name + "': give the key as GET /actuator/" + ID
-                + " lists it (the store key; the annotation's keys of lock '" + name + "' are '" + name + ":<key>')";
+                + " lists it (the store key; the annotation's keys of lock '" + name + "' are '" + LockKeys.named(name, "<key>") + "')";
     }
 
     private void requireKeyOf(String name, String key) {
@@ -126,7 +127,7 @@ public class DistributedLockEndpoint {
     }
 
     private boolean acrossInstances() {
-        return lockManager.backend().holderInspection().isPresent();
+        return lockManager.capabilities().holderInspection().isPresent();
     }
 
     /** The name of the store, for a refusal. */

@@ -31,7 +31,7 @@ public final class LockStoreHealthCheck {
         LockBackend backend = lockManager.backend();
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("store", backend.getClass().getSimpleName());
-        int stalledCalls = lockManager.watchdogStalledCalls();
+        int stalledCalls = lockManager.admin().watchdogStalledCalls();
         if (stalledCalls > 0) {
             // No ping: it would wait on the stalled store too, and the leases are already at risk.
             details.put(WATCHDOG_STALLED_CALLS, stalledCalls);

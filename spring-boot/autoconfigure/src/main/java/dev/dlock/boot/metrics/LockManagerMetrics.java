@@ -1,5 +1,6 @@
 package dev.dlock.boot.metrics;
 
+import dev.dlock.core.LockAdmin;
 import dev.dlock.core.LockManager;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,10 +25,10 @@ public final class LockManagerMetrics implements MeterBinder {
     /** Registers {@link LockMetrics#WATCHDOG_LEASES} and {@link LockMetrics#WATCHDOG_STALLED} with {@code registry}. */
     @Override
     public void bindTo(MeterRegistry registry) {
-        Gauge.builder(LockMetrics.WATCHDOG_LEASES, lockManager, LockManager::watchedLeaseCount)
+        Gauge.builder(LockMetrics.WATCHDOG_LEASES, lockManager.admin(), LockAdmin::watchedLeaseCount)
                 .description(LockMetrics.WATCHDOG_LEASES_DESCRIPTION)
                 .register(registry);
-        Gauge.builder(LockMetrics.WATCHDOG_STALLED, lockManager, LockManager::watchdogStalledCalls)
+        Gauge.builder(LockMetrics.WATCHDOG_STALLED, lockManager.admin(), LockAdmin::watchdogStalledCalls)
                 .description(LockMetrics.WATCHDOG_STALLED_DESCRIPTION)
                 .register(registry);
     }

@@ -56,7 +56,7 @@ public final class LockMetrics {
 
     /**
      * Counter: an operator's forced releases this instance ordered (the endpoint's DELETE, or
-     * {@code LockManager.forceRelease}), tagged {@link #TAG_LOCK_NAME}; the removed holders count a lost lease each.
+     * {@code LockAdmin.forceRelease}), tagged {@link #TAG_LOCK_NAME}; the removed holders count a lost lease each.
      */
     public static final String FORCED_RELEASES = "dlock.lock.forced.releases";
     /** Description of {@link #FORCED_RELEASES}. */

@@ -70,7 +70,7 @@ class ShopApplicationTest {
     @Test
     void applicationYmlBindsAndTakesEffect() throws Exception {
         assertThat(lockManager.defaultWaitTime()).isEqualTo(Duration.ofSeconds(2));
-        assertThat(lockManager.backend().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(50);
+        assertThat(lockManager.backend().capabilities().renewalGrouping().orElseThrow().maxBatchSize()).isEqualTo(50);
         try (HeldOrder held = HeldOrder.hold(shipping, "o-yml"); Jedis admin = REDIS.admin()) {
             assertThat(admin.exists("shop:{orders:o-yml}")).isTrue();
             assertThat(admin.pttl("shop:{orders:o-yml}")).isBetween(1L, 3000L);

@@ -46,7 +46,7 @@ class IntegrationLockRegistryAutoConfigurationTest {
             Lock lock = registry.obtain("order-7");
             lock.lock();
             try {
-                assertThat(context.getBean(LockManager.class).heldLocks()).as("held in the manager")
+                assertThat(context.getBean(LockManager.class).admin().heldLocks()).as("held in the manager")
                         .anySatisfy(held -> assertThat(held.key()).isEqualTo("spring-integration:order-7"));
             } finally {
                 lock.unlock();

@@ -67,7 +67,7 @@ class LockObservationConventionTest {
             LockManager locks = context.getBean(LockManager.class);
             // A fixed lease: its holder learns of the operator's forced release at its release.
             LockHandle handle = locks.acquire(LockRequest.builder("i-2").name("invoice").leaseTime(Duration.ofSeconds(30)).build());
-            locks.forceRelease("invoice", "i-2");
+            locks.admin().forceRelease("invoice", "i-2");
             assertThatThrownBy(handle::close).isInstanceOf(LockLostException.class);
 
             assertThat(span(context.getBean(SimpleTracer.class), "dlock hold invoice").getTags())

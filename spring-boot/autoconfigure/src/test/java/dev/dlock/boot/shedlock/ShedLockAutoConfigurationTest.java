@@ -51,9 +51,9 @@ class ShedLockAutoConfigurationTest {
             Optional<SimpleLock> lock = context.getBean(LockProvider.class)
                     .lock(new LockConfiguration(Instant.now(), "report", Duration.ofMinutes(1), Duration.ZERO));
             assertThat(lock).isPresent();
-            assertThat(locks.heldLocks()).extracting(HeldLock::key).containsExactly("shedlock:report");
+            assertThat(locks.admin().heldLocks()).extracting(HeldLock::key).containsExactly("shedlock:report");
             lock.get().unlock();
-            assertThat(locks.heldLocks()).isEmpty();
+            assertThat(locks.admin().heldLocks()).isEmpty();
         });
     }
 
@@ -82,7 +82,7 @@ class ShedLockAutoConfigurationTest {
             LockManager locks = context.getBean(LockManager.class);
             CompletableFuture<Void> first = CompletableFuture.runAsync(jobs::export);
             assertThat(runs.exporting.await(30, TimeUnit.SECONDS)).as("the first export started").isTrue();
-            assertThat(locks.heldLocks()).extracting(HeldLock::key).contains("shedlock:export");
+            assertThat(locks.admin().heldLocks()).extracting(HeldLock::key).contains("shedlock:export");
 
             jobs.export();
 

@@ -33,7 +33,7 @@ public class ReportService {
     /** Its lease is taken by a forced release while it runs: its release reports the loss. */
     @DistributedLock(name = REPORTS, key = "#id", waitTime = "0")
     public String buildAndLoseTheLease(String id) {
-        locks.forceRelease(REPORTS, REPORTS + ":" + id);
+        locks.admin().forceRelease(REPORTS, REPORTS + ":" + id);
         return "report " + id;
     }
 
@@ -49,7 +49,7 @@ public class ReportService {
 
     @DistributedLock(name = REPORTS, key = "#id", waitTime = "0")
     public Mono<String> buildReactiveAndLoseTheLease(String id) {
-        locks.forceRelease(REPORTS, REPORTS + ":" + id);
+        locks.admin().forceRelease(REPORTS, REPORTS + ":" + id);
         return Mono.just("report " + id);
     }
 

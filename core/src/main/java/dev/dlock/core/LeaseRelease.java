@@ -165,8 +165,9 @@ final class LeaseRelease {
     /**
      * Passes the key to {@code successor} in the store: the store value now names the successor's own owner token
      * (so a late renewal, release or token issuance of {@code lease} misses), and a new fencing token (or, from a store
-     * that issues on request, one issued when the successor asks, unless it said it reads its token: then in this call). A watchdog lease of the same length keeps the store's expiry and the lease's confirmed
-     * time (one command fewer); otherwise the successor's lease is set. The streak counts only hand-offs made while
+     * that issues on request, one issued when the successor asks, unless it said it reads its token: then in this
+     * call). A watchdog lease of the same length keeps the store's expiry and the lease's confirmed time (one command
+     * fewer); otherwise the successor's lease is set. The streak counts only hand-offs made while
      * another owner waits: with nobody else asking, passing the key on keeps no one out. A failed call is repeated
      * (the hand-off is idempotent for its next owner) like a release. {@link LocalTurn.HandOff#NOT_HELD} when the lease
      * was lost; null when the outcome stayed unknown, after which the key is released the usual way and the

@@ -390,8 +390,9 @@ public final class InMemoryLockBackend implements LockBackend, LocalHandOff, Tok
         /**
          * Whether exclusive acquisitions and hand-offs take the key without a fencing token, which the store then
          * issues when the holder first asks ({@link TokensOnRequest#issueFencingToken}) or with the acquisition when that
-         * asks for it ({@code issueToken}), as the Redis store does (default false: every acquisition issues one). A release then answers {@link ReleaseResult#ALREADY_FREE} only when it
-         * repeats the owner's own release; a lease that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
+         * asks for it ({@code issueToken}), as the Redis store does (default false: every acquisition issues one). A
+         * release then answers {@link ReleaseResult#ALREADY_FREE} only when it repeats the owner's own release; a lease
+         * that ran out untaken answers {@link ReleaseResult#NOT_OWNER}.
          */
         public Builder fencingTokensOnRequest(boolean onRequest) {
             this.fencingTokensOnRequest = onRequest;

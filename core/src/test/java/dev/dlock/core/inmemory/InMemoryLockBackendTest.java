@@ -93,7 +93,8 @@ class InMemoryLockBackendTest {
 
     @Test
     void aLeaseShorterThanAMillisecondIsRefused() {
-        assertThatThrownBy(() -> store.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseMillis");
+        assertThatThrownBy(() -> store.tryAcquire(LockKind.EXCLUSIVE, "k", "a", 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseMillis");
         acquired("k", "a", 1000);
         assertThatThrownBy(() -> renew("k", "a", 0)).isInstanceOf(IllegalArgumentException.class);
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "k", "b", 1000)).as("the refused renewal changed nothing").isEqualTo(new AcquireResult.Held(1000));
@@ -154,7 +155,8 @@ class InMemoryLockBackendTest {
         assertThat(results).containsExactly(RenewalResult.RENEWED, RenewalResult.TAKEN, RenewalResult.EXPIRED,
                 RenewalResult.EXPIRED, RenewalResult.EXPIRED);
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "mine", "b", 1000)).as("2000 ms from the renewal").isEqualTo(new AcquireResult.Held(2000));
-        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "theirs", "c", 1000)).as("a stranger's renewal extended nothing").isEqualTo(new AcquireResult.Held(500));
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "theirs", "c", 1000)).as("a stranger's renewal extended nothing")
+                .isEqualTo(new AcquireResult.Held(500));
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "ranOut", "b", 1000)).as("a late renewal revived nothing").isInstanceOf(AcquireResult.Acquired.class);
     }
 
@@ -232,7 +234,8 @@ class InMemoryLockBackendTest {
         }
         assertThat(store.recordCount()).as("records kept, %d keys used since the retention", keys + 2)
                 .isBetween(keys + 2, 2 * keys - 1);
-        assertThat(store.release(LockKind.EXCLUSIVE, "order:0", "a", firstOrder)).as("an idle record past its retention is forgotten").isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(store.release(LockKind.EXCLUSIVE, "order:0", "a", firstOrder)).as("an idle record past its retention is forgotten")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
         assertThat(store.release(LockKind.EXCLUSIVE, "recent", "a", recent)).as("a record within its retention is kept").isEqualTo(ReleaseResult.ALREADY_FREE);
         assertThat(store.tryAcquire(LockKind.EXCLUSIVE, "held", "b", 1000)).as("a held key is never forgotten").isInstanceOf(AcquireResult.Held.class);
         assertThat(store.release(LockKind.EXCLUSIVE, "held", "a", held)).isEqualTo(ReleaseResult.RELEASED);

@@ -12,22 +12,12 @@ import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Fenced SQL writes through a {@code JdbcTemplate}: a write carrying a fencing token lower than one the
- * resource already accepted is refused by the database, in the same statement or transaction as the write,
- * and reported as a {@link StaleFencingTokenException}. Statements run on the connection of the current
- * Spring transaction, as every {@code JdbcTemplate} call does.
- *
- * <p>Two ways to keep the accepted token:
- * <ul>
- *   <li>{@link #table(String, String)}: a column of the rows themselves. Each update is one statement,
- *       {@code UPDATE t SET ..., token = ? WHERE (...) AND token <= ?}: check and write are atomic.</li>
- *   <li>{@link #claim(String, long)}: a fence row per resource in a table of its own
- *       ({@value #DEFAULT_FENCE_TABLE}), for tables you cannot add a column to. The claim advances the
- *       row in one statement and keeps it locked until the transaction ends, so every write after the
- *       claim in that transaction is fenced; it therefore refuses to run outside a transaction.</li>
- * </ul>
- * A check done by reading the token first and writing after would let a holder that paused between the
- * two write over a newer holder: the database must decide in the write itself.
+ * Fenced SQL writes through a {@code JdbcTemplate}, on the current Spring transaction's connection: a write carrying
+ * a fencing token lower than one the resource already accepted is refused by the database in the write itself (a
+ * check read first would let a paused holder write over a newer one), as a {@link StaleFencingTokenException}. The
+ * accepted token lives in a column of the rows ({@link #table(String, String)}), or in a fence row per resource
+ * ({@link #claim(String, long)}, table {@value #DEFAULT_FENCE_TABLE}, inside a transaction only).
+ * Details: docs/fencing.md#jdbc-a-token-column-in-the-row.
  *
  * <pre>{@code
  * @DistributedLock(key = "#accountId")

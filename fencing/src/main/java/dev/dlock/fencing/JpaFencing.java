@@ -14,10 +14,12 @@ import jakarta.persistence.LockModeType;
 import jakarta.persistence.metamodel.EntityType;
 
 /**
- * Fences changes to JPA entities that have a {@link FencingToken} field. Call {@link #fence} in the
- * transaction that changes the entity, before changing it: one UPDATE advances the row's token to the
- * holder's, in the database, only if the row holds no larger one; the row then stays locked until the
- * transaction ends, so the entity's own UPDATE at flush cannot interleave with a newer holder's.
+ * Fences changes to JPA entities that have a {@link FencingToken} field: call {@link #fence} in the transaction that
+ * changes the entity, before changing it. One UPDATE advances the row's token only if the row holds no larger one, and
+ * the row stays locked until the transaction ends. Why the database must check: a holder paused past its lease still
+ * has a stale copy of the token in its persistence context, so a comparison in Java would let its flush overwrite a
+ * newer holder's data. On refusal the entity is detached, so none of its changes are flushed.
+ * Details: docs/fencing.md#jpa-fencingtoken.
  *
  * <pre>{@code
  * @DistributedLock(key = "#id")
@@ -28,15 +30,6 @@ import jakarta.persistence.metamodel.EntityType;
  *     account.setBalance(account.getBalance() + amount);
  * }
  * }</pre>
- *
- * <p>Why the database must check: a holder that loaded the entity, then paused past its lease (GC, a stalled
- * VM), still has the token value it read before the pause. A newer holder has since advanced the token in
- * the row, but the stale copy in the paused holder's persistence context does not show it, so comparing
- * the tokens in Java says "mine is not older" and the flush's {@code UPDATE ... WHERE id = ?} overwrites the
- * newer holder's data. Only a condition evaluated by the database at write time sees the newer token.
- *
- * <p>On refusal the entity is detached, so none of its changes are flushed even if the caller swallows the
- * exception; the transaction should still roll back (Spring's default for a runtime exception).
  */
 public final class JpaFencing {
 

@@ -43,41 +43,12 @@ import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
 
 /**
- * The lock store in a relational database (PostgreSQL, MariaDB, MySQL, H2) over a plain {@link DataSource}:
- * one row per key, every write one compare-owner statement on a connection of its own in autocommit
- * mode, so a lock never joins the caller's transaction and no row lock is held while a method runs.
- * Give it the pool itself, not a transaction-aware proxy.
- *
- * <p><b>Time.</b> Leases are computed and compared with the database's clock only; the JVMs' clocks
- * never enter a statement, so application servers whose clocks disagree cannot both hold a key.
- *
- * <p><b>Fencing tokens.</b> Every acquisition writes a fresh value of the table's sequence into the
- * key's row, so a row's token rises on every acquisition and release keeps the row (it clears the
- * owner). The value is drawn only by the update of an existing row, after the statement has locked it;
- * a key without a row first gets one, free and without a token, and the same statement then takes it.
- * Every earlier holder of the key therefore committed its token before this one was drawn, and since
- * every token comes from one sequence that never goes back, it is the larger — however long the
- * statement stalled before it got the row, and also after cleanup deleted an idle row of the key. Before the
- * backend's first acquisition the sequence is raised to the database's clock in microseconds when it is below, so
- * tokens start at the clock floor Redis's tokens have ({@link dev.dlock.core.spi.FencingTokens}).
- *
- * <p>MySQL has no sequences: there ({@link JdbcDialect#MYSQL}) each row counts its own tokens, one up per
- * acquisition under the row's lock, and a key without a row gets one starting above the table's token
- * floor, which cleanup raises to every token it deletes in the same transaction; neither is below the database's
- * clock in microseconds at the backend's first acquisition. Tokens then grow per key,
- * not across keys; an acquisition that creates a row costs a short transaction, and one that takes an
- * existing row two statements (the update and a read-back, as MySQL has no {@code RETURNING}).
- *
- * <p><b>Cleanup.</b> Rows free for longer than the retention (default 1 h) are deleted in bounded
- * batches by {@link #cleanUp()}, run every {@link Builder#cleanupInterval}; a release for a deleted
- * row answers {@link ReleaseResult#NOT_OWNER}, as Redis does after its fencing counter expired.
- *
- * <p><b>Failures.</b> Every statement has a query timeout and every connection a network timeout (the query
- * timeout plus 2 s); an unreachable database or an exhausted pool surfaces as {@link LockBackendException}. With the
- * database down a call fails within the longer of the pool's own connection timeout (no connection comes) and the
- * network timeout (a connection the call already has stops answering): keep the pool's timeout no longer than the
- * network timeout. The best-effort release after a failed acquire runs on a thread of its own, never adding a second
- * wait to the caller's.
+ * The lock store in a relational database (PostgreSQL, MariaDB, MySQL, H2) over a plain {@link DataSource}: one row
+ * per key, every write one compare-owner statement on a connection of its own in autocommit mode, so a lock never
+ * joins the caller's transaction. Give it the pool itself, not a transaction-aware proxy. Only the database's clock
+ * times leases; fencing tokens come from a sequence (on {@link JdbcDialect#MYSQL}, a per-row count above a floor);
+ * free rows are deleted by {@link #cleanUp()}; failures surface as {@link LockBackendException}.
+ * Details (statements, tokens, cleanup, timeouts): docs/jdbc.md.
  */
 public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
 

@@ -25,29 +25,12 @@ import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.StoreNode;
 
 /**
- * The lock store in memcached (1.6 or later, meta protocol) — <b>efficiency only, never for correctness</b>:
- * memcached may evict a held lock when it needs memory, and forgets every lock when it restarts, without
- * telling anyone; another owner can then take the key while its holder still runs. Use it where a rare
- * double execution costs only work (a cache refresh, a report run twice), never to protect data. There are no
- * fencing tokens (its {@link #capabilities()} say so).
- *
- * <p><b>Items.</b> A key's lock is one item whose value is its holder's owner token, stored with {@code add} and a
- * TTL covering the lease; renewal and release read it and then write or delete it by compare-and-swap on its
- * cas, so only the owner ever changes it, and nothing that changed in between is overwritten. Beside it, an
- * owner record names the owner of the key's latest acquisition, so that a release finding the lock gone tells
- * "nobody took it since" ({@link ReleaseResult#ALREADY_FREE}) from "another owner took it"
- * ({@link ReleaseResult#NOT_OWNER}); when that record is gone too (evicted, restarted) the answer is
- * {@code NOT_OWNER}: a holder is never told its release was clean when the store cannot show it.
- *
- * <p><b>Time.</b> memcached counts TTLs in whole seconds on a clock that a timer moves once a second, so an item
- * of {@code n} seconds may go after {@code n - 1}, and after {@code n - 2} when the request was read before a late
- * tick (a loaded machine, a stopped process); a lease is stored for its length rounded up to a second, plus two, and
- * the key may stay taken up to three seconds after a crashed holder's lease. No client
- * clock is read. Leases are at most {@link #MAX_LEASE} (memcached reads a longer TTL as a date).
- *
- * <p><b>Waiting and servers.</b> memcached cannot push release notices: waiters poll with the engine's backoff.
- * Several servers share keys by rendezvous hashing, each key on one server; a key whose server is down fails
- * (it is never moved to another server, where it would not be locked). Every JVM must list the same servers.
+ * The lock store in memcached (1.6 or later, meta protocol) — <b>efficiency only, never for correctness</b>: memcached
+ * may evict a held lock when it needs memory, and forgets every lock when it restarts, without telling anyone. Use it
+ * where a rare double execution costs only work (a cache refresh, a report run twice), never to protect data. No
+ * fencing tokens (its {@link #capabilities()} say so); every write compares the item's cas; an owner record tells
+ * {@link ReleaseResult#ALREADY_FREE} from {@link ReleaseResult#NOT_OWNER}; leases are at most {@link #MAX_LEASE}.
+ * Details (items, whole-second TTLs, servers, waiting): docs/stores.md#memcached-efficiency-only.
  */
 public final class MemcachedLockBackend implements LockBackend, RenewalGrouping {
 

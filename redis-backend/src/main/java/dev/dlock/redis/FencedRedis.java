@@ -12,10 +12,10 @@ import dev.dlock.core.StaleFencingTokenException;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * Writes to Redis that a lock holder whose lease was lost cannot make: each write carries the
- * holder's fencing token, and one script compares it with the token stored beside the value and
- * writes only when it is not lower, keeping the larger token. A holder paused past its lease (GC,
- * a stalled VM) therefore cannot overwrite what the next holder wrote.
+ * Writes to Redis that a lock holder whose lease was lost cannot make: each write carries the holder's fencing token,
+ * and one script writes only when it is not lower than the token stored beside the value ({@link #tokenKey(String)}),
+ * keeping the larger. A holder paused past its lease therefore cannot overwrite what the next holder wrote. Only
+ * writes through it are fenced. Details: docs/fencing.md#redis-fencedredis.
  *
  * <pre>{@code
  * FencedRedis fenced = new FencedRedis(redis);
@@ -23,12 +23,6 @@ import redis.clients.jedis.UnifiedJedis;
  *     fenced.set("stock:" + productId, "41", lock.fencingToken()); // refused once a newer holder wrote
  * }
  * }</pre>
- *
- * <p>The token is kept in {@link #tokenKey(String)}, in the value's cluster slot, and expires with the
- * value (a value that expired or was deleted guards nothing any more). An equal token is accepted, so
- * one holder can write several times; {@link #rpush} appends again when a client library retries the
- * call. Tokens are compared as numbers, exact below 2^53 as dlock's are. It guards only the writes made
- * through it: a plain SET on the same key is not fenced.
  */
 public final class FencedRedis {
 

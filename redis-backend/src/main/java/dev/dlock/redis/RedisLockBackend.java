@@ -42,43 +42,12 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
- * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster): every
- * write to a held key is one Lua script that compares the owner first (an exclusive lock takes a free key with
- * a plain SET NX, which needs no compare); releases are pushed to waiters over one
- * pub/sub connection per backend, or on a Redis 7+ cluster over sharded pub/sub with one connection
- * per node that carries a wanted channel.
- *
- * <p><b>Fencing tokens.</b> Every token is {@code max(counter + 1, server time in microseconds)}, written
- * back to the key's counter (which lives {@link Builder#fencingCounterTtl} after the key's last token). A token
- * is strictly greater than every token issued before for the key on any node that could have been its master,
- * a promoted replica whose counter is stale or missing included, provided that the promoted node's clock is not
- * behind the old master's by more than the time between the key's last token on the old master and its first
- * on the promoted node (the same holds for one node whose clock is set back, and after the counter expired).
- * Tokens are microseconds, so this holds while a key gets at most about one token per microsecond: faster, the
- * counter runs ahead of the clock by that excess.
- *
- * <p><b>The exclusive fast path.</b> An exclusive acquisition is a plain {@code SET key owner NX PX lease}, no
- * script, and issues no token ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}); only a refused one runs the
- * acquire script, which marks the holder (so that its release publishes a notice) and reports its TTL. The token
- * is issued by an owner-checked script the first time the holder asks ({@link #issueFencingToken}): one more round
- * trip, once per hold, for the holders that read it. Holding periods of a key never overlap and the script refuses
- * a non-owner, so that token is still larger than every earlier holder's, and a holder whose lease was lost gets
- * none. A hand-off to the next local holder issues none either. A holder that says it reads its token
- * ({@code issueToken}: {@code LockRequest.readsFencingToken}) skips the plain SET: the acquire script takes the key and
- * issues the token in one round trip, and a hand-off to such a holder issues it in the hand-off script, after the
- * owner check; a fenced hold is then two round trips, as an unfenced one. A release records the releasing owner beside the
- * key for {@value #RELEASE_RECORD_MILLIS} ms, which tells a repeated release ({@code ALREADY_FREE}) from a lost
- * lease ({@code NOT_OWNER}); a lease that ran out unreleased is {@code NOT_OWNER}. A read lease or permit is released
- * the same way, its record one entry of a sorted set of recent releases beside the members' set. The other kinds
- * issue their token with the acquisition, in their script.
- *
- * <p><b>Kinds.</b> Every {@link LockKind} is supported, each key's companions under its hash tag (one
- * slot): exclusive and fair share the lock key, fair waiters queue in {@code :queue} (arrival order) and
- * {@code :seen} (when each last asked; a waiter silent for {@link Builder#fairWaiterTimeout} loses its
- * place); read/write use {@code :rw} (the writer), {@code :readers} and {@code :writer-waiting} (a writer
- * waiting for readers to leave, which stops new readers); permits use {@code :permits}. Shared holders are
- * sorted-set members scored with their expiry in server time. All kinds share the key's fencing counter
- * and release channel.
+ * The Redis lock store over a Jedis {@link UnifiedJedis} (standalone, Sentinel or cluster), for every {@link LockKind}:
+ * an exclusive lock takes a free key with a plain {@code SET NX PX}, every other write to a held key is one Lua script
+ * that compares the owner first, and releases reach waiters over pub/sub (sharded pub/sub on a Redis 7+ cluster).
+ * Fencing tokens are {@code max(counter + 1, server time in microseconds)}, so they keep rising across a failover;
+ * an exclusive holder's token is issued the first time it asks ({@link #issueFencingToken}).
+ * Details (keys, round trips, tokens, release records, kinds): docs/stores.md#redis-how-keys-look.
  */
 public final class RedisLockBackend implements LockBackend, RenewalGrouping, LocalHandOff, TokensOnRequest {
 

@@ -38,46 +38,12 @@ import dev.dlock.redis.RedlockFanOut.View;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The Redlock algorithm over N independent Redis masters: a lock is held when a majority
- * ({@code N/2+1}) of masters took it within its validity. Each master runs the same scripts as a
- * single-Redis {@link RedisLockBackend}; this class only fans out and counts.
- *
- * <ul>
- *   <li>Acquire: the acquire script on every master in parallel, waited for until the outcome is
- *       known (a quorum granted, or a quorum can no longer grant), at most the lease or the
- *       operation timeout, whichever is shorter. Success needs a quorum and a positive validity
- *       {@code lease - elapsed - drift}, drift being 1 % of the lease plus 2 ms (the Redis
- *       documentation's figures), checked again after the fencing raise below.</li>
- *   <li>Fencing token: the largest token among the masters that granted the lock. It is handed out
- *       only once at least {@code N - quorum + 1} masters hold a fencing counter at least that large
- *       (their own token was the largest, or their counter was raised to it), so that every later
- *       quorum contains one of them and issues a larger token. When too few counters could be raised
- *       the lock is released and the acquire throws {@link LockBackendException}. A master that lost
- *       its counter (restart, expiry) restarts it at its clock in microseconds, as a single Redis does.</li>
- *   <li>Whenever an acquire does not hand the lock out (held by others, a split vote, the validity
- *       gone, an error, an interrupt) the key is released on every master that may have taken it:
- *       those that granted it, those whose reply was lost (released until they answer, at most until
- *       the lease has surely ended), and those still busy (released once they answer). A later acquire
- *       by the same owner waits, on each master, until such a release is done, so a late release never
- *       deletes what the later acquire took.</li>
- *   <li>Interrupt: a thread interrupted before or during an acquire gets {@code Held(-1)} at once,
- *       with its interrupt flag still set, while the releases run in the background; the engine
- *       reports that as a {@code LockNotAcquiredException} with reason {@code INTERRUPTED}.</li>
- *   <li>Renew, release and ping return as soon as the masters that answered decide the outcome; a
- *       stalled master costs them nothing once a quorum agrees. Renew: an entry is {@code RENEWED}
- *       when a quorum renewed it, otherwise {@code TAKEN} or {@code EXPIRED}, whichever the answering
- *       masters said more often. Release: {@code RELEASED} (or {@code ALREADY_FREE} when no master
- *       still held it) when a quorum no longer holds the key for the owner. They wait through an
- *       interrupt (bounded by the operation timeout) and set the interrupt flag again.</li>
- *   <li>Fewer than a quorum of masters answering is a {@link LockBackendException}, never "held".</li>
- * </ul>
- *
- * <p>Each master has its own call threads, so a stalled master only ever ties up its own.
- *
- * <p>What this does not promise: safety rests on bounded clock drift and on the holder finishing
- * within the validity. A GC pause, a stopped VM or a clock jump longer than the remaining lease
- * lets a second holder in while the first still believes it holds the lock. Where correctness
- * matters, pass the fencing token to the protected resource and let it reject older tokens.
+ * The Redlock algorithm over N independent Redis masters: a lock is held when a majority ({@code N/2+1}) of masters
+ * took it within its validity. Each master runs the same scripts as a single-Redis {@link RedisLockBackend}; this class
+ * only fans out and counts, each master on call threads of its own, so a stalled master ties up only its own.
+ * Fewer than a quorum answering is a {@link LockBackendException}, never "held". Safety rests on bounded clock drift
+ * and on the holder finishing within the validity: where correctness matters, use the fencing token.
+ * Details (quorum, validity, token raise, releases, interrupts): docs/stores.md#redlock.
  */
 public final class RedlockBackend implements LockBackend {
 

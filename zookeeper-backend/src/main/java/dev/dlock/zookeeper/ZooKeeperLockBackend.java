@@ -38,37 +38,18 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link LockBackend} on ZooKeeper, over a Curator client: each key is a queue of ephemeral sequential
- * nodes under the key's node, and the owner of the lowest node holds the key.
+ * A {@link LockBackend} on ZooKeeper, over a Curator client: each key is a queue of ephemeral sequential nodes under
+ * the key's node, and the owner of the lowest node holds the key, first come, first served across JVMs. A
+ * watchdog-managed lease lives as long as the session ({@link SessionLeases#UNTIL_RELEASED}); a suspended connection
+ * counts as lost and is reported to the {@link SessionLeases.LeaseLossListener}s at once. Fencing tokens are zxids.
+ * Thread-safe; the client belongs to the caller ({@link #close()} leaves it open).
+ * Details (the recipe, {@link #withdraw}, fixed leases, tokens): docs/zookeeper.md.
  *
  * <pre>{@code
  * CuratorFramework client = CuratorFrameworkFactory.newClient("zk1:2181,zk2:2181,zk3:2181", new ExponentialBackoffRetry(100, 3));
  * client.start();
  * LockManager locks = LockManager.builder(ZooKeeperLockBackend.builder(client).build()).build();
  * }</pre>
- *
- * <p><b>Queue, kept between attempts.</b> An owner's first attempt appends its node to the key's queue;
- * when it is not first, the node stays queued, watching only its predecessor (no herd: one release wakes
- * one waiter), and the next attempt of the same owner looks again. So the order is first come, first
- * served across JVMs. When an acquisition stops trying, the engine calls {@link #withdraw}, which deletes
- * the node at once; a node whose fate is unknown (a create or delete cut by a connection loss or an
- * interrupt) is deleted in the background, and at the latest it goes with the session.
- *
- * <p><b>Liveness.</b> A watchdog-managed lease ({@link SessionLeases#UNTIL_RELEASED}) lives as long as the
- * session: no renewals. A fixed lease is freed when it runs out by a delete of the owner's own node,
- * scheduled in this backend (ZooKeeper's TTL nodes are not used: they must be switched on in the server,
- * cannot be ephemeral, and are reaped only on the container sweep, so a crashed holder's lock would
- * outlive its session). A suspended connection counts as lost: the session may expire unseen while
- * disconnected, and with it the node, so no lease held through this backend can be vouched for; every
- * such lease is reported to the {@link SessionLeases.LeaseLossListener}s at once.
- *
- * <p><b>Fencing tokens</b> are ZooKeeper transaction ids (zxids), which increase over the whole ensemble's
- * life, across leader elections. The token of a grant is the creation zxid of the owner's node when no
- * node of the key was created or deleted after it (the key node's {@code pzxid} equals it), otherwise
- * the zxid of a write to the node made at grant time. Sequence numbers are never used: they restart at
- * 0 when ZooKeeper reaps the empty key node (a container), and would go backwards.
- *
- * <p>Thread-safe. The client belongs to the caller: {@link #close()} leaves it open.
  */
 public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
 

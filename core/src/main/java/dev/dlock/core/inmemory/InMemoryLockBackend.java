@@ -28,38 +28,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * A {@link LockBackend} that keeps its locks in this JVM's memory: for tests, and for applications
- * that run in one JVM. <b>It locks within one JVM only</b>: two JVMs (two instances of a service)
- * each have their own store and never exclude each other. Use a distributed store for that.
+ * A {@link LockBackend} that keeps its locks in this JVM's memory: for tests, and for applications that run in one
+ * JVM. <b>It locks within one JVM only</b>: two instances of a service each have their own store and never exclude
+ * each other. Through the SPI it behaves like the Redis store, every {@link LockKind} and holder inspection included;
+ * tests can drive its clock ({@link Builder#clock}). Thread-safe, with no lock shared by all keys.
+ * Details (tokens, release answers, records kept): docs/stores.md#in-memory-one-jvm-only.
  *
  * <pre>{@code
  * LockManager locks = LockManager.builder(new InMemoryLockBackend()).build();
  * }</pre>
- *
- * <p>Through the SPI it behaves like the Redis store: leases run out on this store's clock; taking a
- * key its owner already holds extends the lease and issues a fresh token; fencing tokens come from
- * one counter for all keys, so they strictly increase per key for as long as this backend lives (not
- * across backends or JVM restarts); a release wakes this backend's waiters for the key at once. A key's
- * records (with the last token of each kind, which tells a repeated release from a lost lease) are kept for
- * {@value #IDLE_RECORD_RETENTION_SECONDS} s after the key became free, then forgotten: a release for it
- * then answers {@link ReleaseResult#NOT_OWNER}, as Redis does once its record of the release expired. Read leases and
- * permits are recorded per releasing owner, so a share the store no longer holds answers {@code NOT_OWNER} unless its
- * own release is recorded or it ran out with no acquisition since (a forced release, or {@link #close()}, loses it).
- * The kinds of one key share one token sequence: a lease that ran out is {@link ReleaseResult#ALREADY_FREE} at release only
- * while no lock of any kind took the key since, and {@link ReleaseResult#NOT_OWNER} after (Redis, which issues
- * exclusive tokens on request, answers {@code NOT_OWNER} for every lease that ran out unreleased).
- *
- * <p>It takes every {@link LockKind}: read/write locks with a waiting writer holding back new readers, permits,
- * and fair locks whose waiters queue in arrival order and lose their place when they stop asking for
- * {@link Builder#fairWaiterTimeout} (the kinds behave as {@link LockKind} describes, as on Redis).
- *
- * <p>It says who holds a key of any kind and frees it on an operator's order ({@link BackendCapabilities#holderInspection()}): a forced
- * release wakes the key's waiters and consumes a fencing token, so the removed holder's release is refused.
- *
- * <p>Tests can drive the store's clock with {@link Builder#clock}, so leases run out without waiting, and can have
- * exclusive locks take keys without a token ({@link Builder#fencingTokensOnRequest}), issued when the holder asks, as
- * the Redis store does.
- * Thread-safe; each key is updated atomically on its own, with no lock shared by all keys.
  */
 public final class InMemoryLockBackend implements LockBackend, LocalHandOff, TokensOnRequest {
 

@@ -16,32 +16,11 @@ import java.util.concurrent.locks.Condition;
 /**
  * One key of a {@link DlockLockRegistry} as a {@link java.util.concurrent.locks.Lock} (on Spring Integration 7, a
  * {@code DistributedLock}). Each locking thread's hold is one dlock lease: the first {@code lock} of a thread takes it
- * in the store, later ones re-enter it with no store call, and the unlock that balances the first releases it.
- *
- * <p>The contract, as Spring Integration's Redis and JDBC registries keep it:
- * <ul>
- *   <li>only the thread that locked may unlock; any other thread's {@link #unlock()} throws {@link IllegalStateException}
- *       and changes nothing;</li>
- *   <li>{@link #lock()} waits without end and is deaf to interrupts (the interrupt status is kept for the caller);
- *       {@link #lockInterruptibly()} and {@link #tryLock(long, TimeUnit)} stop waiting when the thread is interrupted
- *       and throw {@link InterruptedException} (with the status cleared, as {@code Lock} says);
- *       {@link #tryLock()} never waits;</li>
- *   <li>an {@link #unlock()} that finds the lease lost (it ran out, was taken over, or the store forgot it) throws
- *       {@link ConcurrentModificationException}, Spring Integration's exception for it, with dlock's
- *       {@link LockLostException} as its cause (with {@code dlock.on-lease-lost: log} it logs instead); a store that
- *       cannot be reached fails a lock with {@link CannotAcquireLockException} and an unlock with
- *       {@link DataAccessResourceFailureException};</li>
- *   <li>{@link #newCondition()} is not supported.</li>
- * </ul>
- * Where dlock is stricter: re-entering a hold whose lease may have run out throws {@link ConcurrentModificationException}
- * instead of counting the thread in again (Spring Integration's Redis registry then asks the store again, and may take
- * a key that was free meanwhile while the outer hold still believes it never lost it); the holder unlocks, and locks
- * anew.
- *
- * <p>The lease is kept by dlock's watchdog while the lock is held ({@code dlock.lease-time}, 30 s by default, renewed
- * every third of it), so a lock held for hours (a leader's) does not run out; {@link #lock(Duration)} and
- * {@link #tryLock(Duration, Duration)} take a fixed lease instead, which nothing renews. The holder's fencing token:
- * {@link #fencingToken()}.
+ * in the store, later ones re-enter it with no store call, and the unlock that balances the first releases it. It keeps
+ * the contract of Spring Integration's Redis and JDBC registries (each method's Javadoc says how); stricter, a
+ * re-entry whose lease may have run out throws {@link ConcurrentModificationException}. The watchdog keeps the lease
+ * while held ({@link #lock(Duration)} takes a fixed one); the holder's token: {@link #fencingToken()}.
+ * Details: docs/migration/spring-integration.md#where-dlocks-registry-differs-from-spring-integrations.
  */
 public final class DlockLock implements LineLock {
 

@@ -8,21 +8,12 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Spring Integration's {@code LockRegistry} on dlock: {@link #obtain(Object)} answers a {@link DlockLock}, a
- * {@link java.util.concurrent.locks.Lock} whose holds are leases of a {@link LockManager}, on whichever store that
- * manager uses (Redis, ZooKeeper, JDBC, in-memory). For {@code LockRegistryLeaderInitiator}, lock-guarded message
- * handlers and {@code executeLocked}, in place of {@code RedisLockRegistry} or {@code JdbcLockRegistry}.
- *
- * <p>The locks keep the contract those registries keep: only the thread that locked may unlock
- * ({@link IllegalStateException} otherwise), the locking thread re-enters without a store call, {@code tryLock} with a
- * time waits at most that long, {@code lockInterruptibly} gives up when interrupted, {@code newCondition} is not
- * supported, and an unlock after the lease was lost throws {@link java.util.ConcurrentModificationException}. What dlock
- * adds: the lease is kept by its watchdog while held (a fixed lease only when a TTL is passed), waiters sleep until a
- * release notice instead of polling, and every hold has a fencing token ({@link DlockLock#fencingToken()}).
- *
- * <p>A key {@code k} is the store key {@code <registryKey>:k}, and the registry key is the lock name in dlock's meters
- * and events. Two registries exclude each other on a key when they share the registry key and the store, whichever JVM
- * they are in. Thread-safe; keeps nothing per key beyond the holds in progress.
+ * Spring Integration's {@code LockRegistry} on dlock: {@link #obtain(Object)} answers a {@link DlockLock}, whose holds
+ * are leases of a {@link LockManager} on whichever store it uses, in place of {@code RedisLockRegistry} or
+ * {@code JdbcLockRegistry} (leader initiators, lock-guarded handlers, {@code executeLocked}). The locks keep those
+ * registries' contract, with watchdog-kept leases, release notices and a fencing token per hold. Key {@code k} is the
+ * store key {@code <registryKey>:k}; the registry key is the lock name in meters and events. Thread-safe; keeps nothing
+ * per key beyond the holds in progress. Details: docs/migration/spring-integration.md#keep-your-code-dlock-behind-the-lockregistry.
  */
 public final class DlockLockRegistry implements LineLockRegistry {
 

@@ -35,32 +35,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A loopback TCP proxy in front of one Redis server that injects real network faults, for tests:
- * clients connect to {@link #host()}:{@link #port()} and every RESP command is forwarded upstream
- * unless a fault says otherwise. Faults can be switched at any time and apply to live connections:
- *
- * <ul>
- *   <li>{@link #failCommands}: commands matching a predicate get an error reply. The command is
- *       replaced by a script that returns the error, rather than answered by the proxy, so replies
- *       stay in request order on a pipelined connection (the failed command never runs).</li>
- *   <li>{@link #delayCommands}: matching commands reach the server only after a delay (later
- *       commands on the same connection wait behind them, as on a slow link).</li>
- *   <li>{@link #holdCommand}: the first matching command is held in the network until {@link Rule#release()}
- *       (later commands of its connection wait behind it); it then reaches the server even if its client gave up
- *       and closed the connection meanwhile (a request stuck in the network, landing late).</li>
- *   <li>{@link #holdReplies()} / {@link #releaseReplies()}: the server runs every command, but no
- *       reply reaches a client until released (a lost or stuck reply).</li>
- *   <li>{@link #delayReplies}: every reply reaches its client no earlier than the delay after the
- *       server sent it.</li>
- *   <li>{@link #cutConnections()} / {@link #acceptConnections()}: every connection is closed and
- *       new ones are refused (connection refused, like a dead host), until accepted again on the
- *       same port.</li>
- * </ul>
- *
- * <p>{@link #passThrough()} clears every fault. The proxy counts the commands it saw
- * ({@link #commandCount()}, and per fault {@link Rule#matched()}). Connections to the proxy are
- * plain RESP2/RESP3 connections; only commands sent as RESP arrays (what every client library
- * sends) are understood.
+ * A loopback TCP proxy in front of one Redis server that injects real network faults, for tests: clients connect to
+ * {@link #host()}:{@link #port()} and every RESP command is forwarded upstream unless a fault says otherwise (failed,
+ * delayed or held commands; held or delayed replies; cut connections: each method's Javadoc says how). Faults can be
+ * switched at any time and apply to live connections; {@link #passThrough()} clears them all, and
+ * {@link #commandCount()} and {@link Rule#matched()} count what the proxy saw. Connections are plain RESP2/RESP3
+ * connections; only commands sent as RESP arrays (what every client library sends) are understood.
  */
 public final class RespProxy implements AutoCloseable {
 
@@ -121,7 +101,9 @@ public final class RespProxy implements AutoCloseable {
     /**
      * Answers every command matching {@code matching} with the error {@code error} (for example
      * {@code "ERR refused by the test proxy"}; the first word is the error code clients see) instead of
-     * running it. Checked in the order faults were added, before {@link #delayCommands} faults added later.
+     * running it. Checked in the order faults were added, before {@link #delayCommands} faults added later. The command
+     * is replaced by a script that returns the error, rather than answered by the proxy, so replies stay in request order
+     * on a pipelined connection (the failed command never runs).
      */
     public Rule failCommands(Predicate<Command> matching, String error) {
         Objects.requireNonNull(error, "error");
@@ -172,7 +154,10 @@ public final class RespProxy implements AutoCloseable {
         }
     }
 
-    /** Closes every connection and refuses new ones (the port stops listening) until {@link #acceptConnections()}. */
+    /**
+     * Closes every connection and refuses new ones (the port stops listening: connection refused, like a dead host) until
+     * {@link #acceptConnections()}, which listens again on the same port.
+     */
     public void cutConnections() {
         synchronized (faults) {
             if (listener != null) {

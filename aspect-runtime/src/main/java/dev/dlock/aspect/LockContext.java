@@ -10,21 +10,17 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The locks held for the {@code @DistributedLock} method running on this thread: its fencing
- * token(s), key(s) and whether the lease is still held.
+ * The locks held for the {@code @DistributedLock} method running on this thread: its fencing token(s), key(s) and
+ * whether the lease is still held. Bound while the method body runs on the calling thread; for a method returning a
+ * {@code CompletionStage}, {@code Mono} or {@code Flux}, during the synchronous part of the call only (read the token
+ * there and pass it on). Nested locked methods see their own context; the outer one is restored when they return.
  *
  * <pre>{@code
  * @DistributedLock(key = "#order.id")
  * public void ship(Order order) {
- *     long token = LockContext.current().fencingToken();
- *     warehouse.reserve(order, token); // the store rejects writes with an older token
+ *     warehouse.reserve(order, LockContext.current().fencingToken()); // the store rejects writes with an older token
  * }
  * }</pre>
- *
- * <p>It is bound while the method body runs on the calling thread; for a method returning a
- * {@code CompletionStage}, {@code Mono} or {@code Flux} that is the synchronous part of the call
- * only (read the token there and pass it on). Nested locked methods see their own context, and the
- * outer one is restored when they return.
  */
 public final class LockContext {
 

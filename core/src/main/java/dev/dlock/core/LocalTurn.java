@@ -10,22 +10,17 @@ import java.util.function.BooleanSupplier;
  * A key's local turn: first come, first served, only the thread or asynchronous acquisition whose turn it is asks the
  * store for the key; the others queue here, at no cost to the store. One per {@link KeyGate}; fair locks take no turn.
  *
- * <p><b>Who owns the turn.</b> The acquisition that got it ({@link #enter} answered it, {@link #signalNext} completed
- * its future, or {@link #handOver} granted it) until it records an exclusive lease, which then owns it
- * ({@code Lease.turnHeld}); a shared lease gives it back at once, and so does an acquisition that ends without the key.
- * A lease's turn is given back, once, by whoever wins {@code Lease.giveBackTurn()}: its release (which may pass it on
- * instead), the report that it is lost, or a waiter that finds it lapsed ({@link #endLapsedTurn}).
+ * <p><b>Owner.</b> The acquisition that got it ({@link #enter}, {@link #signalNext} or {@link #handOver}) until it
+ * records an exclusive lease, which then owns it ({@code Lease.turnHeld}); a shared lease or a failed acquisition gives
+ * it back at once. A lease's turn is given back once, by whoever wins {@code Lease.giveBackTurn()}: its release (which
+ * may pass it on), the loss report, or a waiter that finds it lapsed ({@link #endLapsedTurn}).
  *
- * <p><b>The flags.</b> Under the turn lock, a releasing holder's {@link #reserveSuccessor} takes the first waiter out of
- * the queue and sets its {@code reserved}; the turn stays taken across the holder's one store call. {@link #handOver}
- * then clears {@code reserved} and sets {@code granted} (with the key, or null), in one step under the turn lock, for a
- * thread; an asynchronous waiter's future is completed instead. A thread that was reserved waits for that answer, deaf
- * to interrupts, and takes the turn even when it gave up meanwhile, to give back what it was handed.
+ * <p><b>Hand-off.</b> {@link #reserveSuccessor} sets the first waiter's {@code reserved} (the turn stays taken across
+ * the holder's one store call); {@link #handOver} swaps it for {@code granted} in one step (an async waiter's future
+ * completes instead). A reserved thread waits, deaf to interrupts, and takes what it was handed even if it gave up.
  *
- * <p><b>Lock order.</b> A lease's token lock comes before its monitor and before this turn lock (a token issuance that
- * finds the lease lost gives its turn back holding the token lock); the lease's monitor is never held while the turn
- * lock is taken, nor the other way round. Under the turn lock nothing but the queue changes: an asynchronous waiter's
- * future completes there, and what depends on it only schedules work.
+ * <p><b>Lock order.</b> A lease's token lock before its monitor and before the turn lock; the monitor and the turn lock
+ * are never held together. Under the turn lock only the queue changes. Details: docs/internals/engine.md.
  */
 final class LocalTurn {
 

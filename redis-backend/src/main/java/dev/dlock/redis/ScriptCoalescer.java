@@ -23,24 +23,12 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * Runs the scripts and commands that several threads send to one Redis node at the same moment as one pipeline:
- * one connection, one write of every waiting call, one read of their replies (a group commit). A caller that
- * finds no batch in flight runs its call at once on its own thread, so a lone caller pays nothing for the
- * coalescing; callers that arrive while a batch is in flight queue, and the first of them sends the next batch
- * for all of them when the current one is answered. On a cluster there is one such queue per node (the master
- * the client's slot cache names); a call whose node is unknown goes straight through.
- *
- * <p>The scripts of a batch go as one call of the {@link LuaScript.Batch batch script} (one per slot on a
- * cluster, whose scripts may not span slots) when there are {@value #MIN_BATCH_SCRIPT_CALLS} or more: Redis then
- * enters Lua and parses one command per batch, not per caller. Fewer go as {@code EVALSHA}s of their own in the
- * pipeline; a plain command ({@link #setIfAbsent}) stays a plain command in the pipeline, which costs Redis less
- * than any script.
- *
- * <p>A call that comes back NOSCRIPT (the node restarted or was promoted) or redirected (its slot moved) is run
- * again by its own caller through the client, which sends the script in full or follows the slot; so is every
- * call of a batch script that came back so (the batch script ran none of them). A connection that fails during
- * a batch fails every call of the batch, as it would have failed each caller's own round trip: every caller
- * already treats such a failure as "may or may not have run".
+ * Runs the scripts and commands that several threads send to one Redis node at the same moment as one pipeline (a
+ * group commit): one connection, one write, one read. A lone caller runs its call at once on its own thread and pays
+ * nothing; callers that arrive while a batch is in flight queue, and the first of them sends the next batch. On a
+ * cluster there is one queue per node; {@value #MIN_BATCH_SCRIPT_CALLS} or more scripts go as one call of the
+ * {@link LuaScript.Batch batch script}. NOSCRIPT and redirected calls are run again by their own callers; a failed
+ * connection fails the whole batch. Details: docs/stores.md#redis-round-trips-and-commands.
  */
 final class ScriptCoalescer {
 

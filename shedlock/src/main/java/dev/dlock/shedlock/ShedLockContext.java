@@ -6,22 +6,19 @@ import dev.dlock.core.LockState;
 import java.util.Optional;
 
 /**
- * The ShedLock lock that dlock's provider took for the task running on this thread: its fencing token, key and
- * whether its lease still holds. The counterpart of {@code LockContext} for {@code @SchedulerLock} methods, with no
- * Spring dependency.
+ * The ShedLock lock that dlock's provider took for the task running on this thread: its fencing token, key and whether
+ * its lease still holds; the counterpart of {@code LockContext} for {@code @SchedulerLock} methods, with no Spring
+ * dependency. Bound from the provider's {@code lock} until its {@code unlock}, on the locking thread (ShedLock runs the
+ * task there); nested locks see their own (the outer one is back when they end); a lock unlocked from another thread
+ * stops being seen here at once.
  *
  * <pre>{@code
  * @Scheduled(cron = "0 0 * * * *")
  * @SchedulerLock(name = "report-export", lockAtMostFor = "10m")
  * public void exportReports() {
- *     long token = ShedLockContext.current().fencingToken();
- *     reports.export(token); // the store refuses writes with an older token
+ *     reports.export(ShedLockContext.current().fencingToken()); // the store refuses writes with an older token
  * }
  * }</pre>
- *
- * <p>Bound from the provider's {@code lock} until its {@code unlock}, on the thread that locked (ShedLock runs the task
- * there); nested locks see their own, and the outer one is back when they end. A lock unlocked from another thread
- * stops being seen here at once.
  */
 public final class ShedLockContext {
 

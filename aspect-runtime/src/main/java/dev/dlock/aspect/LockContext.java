@@ -14,13 +14,7 @@ import java.util.Optional;
  * whether the lease is still held. Bound while the method body runs on the calling thread; for a method returning a
  * {@code CompletionStage}, {@code Mono} or {@code Flux}, during the synchronous part of the call only (read the token
  * there and pass it on). Nested locked methods see their own context; the outer one is restored when they return.
- *
- * <pre>{@code
- * @DistributedLock(key = "#order.id")
- * public void ship(Order order) {
- *     warehouse.reserve(order, LockContext.current().fencingToken()); // the store rejects writes with an older token
- * }
- * }</pre>
+ * Example: docs/annotation.md#inside-the-method-lockcontext.
  */
 public final class LockContext {
 

@@ -17,15 +17,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * check read first would let a paused holder write over a newer one), as a {@link StaleFencingTokenException}. The
  * accepted token lives in a column of the rows ({@link #table(String, String)}), or in a fence row per resource
  * ({@link #claim(String, long)}, table {@value #DEFAULT_FENCE_TABLE}, inside a transaction only).
- * Details: docs/fencing.md#jdbc-a-token-column-in-the-row.
- *
- * <pre>{@code
- * @DistributedLock(key = "#accountId")
- * @Transactional
- * public void credit(long accountId, long amount) {
- *     accounts.update("balance = balance + ?", "id = ?", amount, accountId); // token from LockContext
- * }
- * }</pre>
+ * Details and an example: docs/fencing.md#jdbc-a-token-column-in-the-row.
  */
 public final class JdbcFencing {
 

@@ -19,17 +19,7 @@ import jakarta.persistence.metamodel.EntityType;
  * the row stays locked until the transaction ends. Why the database must check: a holder paused past its lease still
  * has a stale copy of the token in its persistence context, so a comparison in Java would let its flush overwrite a
  * newer holder's data. On refusal the entity is detached, so none of its changes are flushed.
- * Details: docs/fencing.md#jpa-fencingtoken.
- *
- * <pre>{@code
- * @DistributedLock(key = "#id")
- * @Transactional
- * public void credit(long id, long amount) {
- *     Account account = accounts.findById(id).orElseThrow();
- *     fencing.fence(account);                      // token from LockContext; throws when stale
- *     account.setBalance(account.getBalance() + amount);
- * }
- * }</pre>
+ * Details and an example: docs/fencing.md#jpa-fencingtoken.
  */
 public final class JpaFencing {
 

@@ -15,14 +15,7 @@ import redis.clients.jedis.UnifiedJedis;
  * Writes to Redis that a lock holder whose lease was lost cannot make: each write carries the holder's fencing token,
  * and one script writes only when it is not lower than the token stored beside the value ({@link #tokenKey(String)}),
  * keeping the larger. A holder paused past its lease therefore cannot overwrite what the next holder wrote. Only
- * writes through it are fenced. Details: docs/fencing.md#redis-fencedredis.
- *
- * <pre>{@code
- * FencedRedis fenced = new FencedRedis(redis);
- * try (LockHandle lock = locks.acquire("stock:" + productId, Duration.ofSeconds(5))) {
- *     fenced.set("stock:" + productId, "41", lock.fencingToken()); // refused once a newer holder wrote
- * }
- * }</pre>
+ * writes through it are fenced. Details and an example: docs/fencing.md#redis-fencedredis.
  */
 public final class FencedRedis {
 

@@ -10,15 +10,7 @@ import java.util.Optional;
  * its lease still holds; the counterpart of {@code LockContext} for {@code @SchedulerLock} methods, with no Spring
  * dependency. Bound from the provider's {@code lock} until its {@code unlock}, on the locking thread (ShedLock runs the
  * task there); nested locks see their own (the outer one is back when they end); a lock unlocked from another thread
- * stops being seen here at once.
- *
- * <pre>{@code
- * @Scheduled(cron = "0 0 * * * *")
- * @SchedulerLock(name = "report-export", lockAtMostFor = "10m")
- * public void exportReports() {
- *     reports.export(ShedLockContext.current().fencingToken()); // the store refuses writes with an older token
- * }
- * }</pre>
+ * stops being seen here at once. Example: docs/migration/shedlock.md.
  */
 public final class ShedLockContext {
 

@@ -43,13 +43,7 @@ import java.util.concurrent.TimeUnit;
  * watchdog-managed lease lives as long as the session ({@link SessionLeases#UNTIL_RELEASED}); a suspended connection
  * counts as lost and is reported to the {@link SessionLeases.LeaseLossListener}s at once. Fencing tokens are zxids.
  * Thread-safe; the client belongs to the caller ({@link #close()} leaves it open).
- * Details (the recipe, {@link #withdraw}, fixed leases, tokens): docs/zookeeper.md.
- *
- * <pre>{@code
- * CuratorFramework client = CuratorFrameworkFactory.newClient("zk1:2181,zk2:2181,zk3:2181", new ExponentialBackoffRetry(100, 3));
- * client.start();
- * LockManager locks = LockManager.builder(ZooKeeperLockBackend.builder(client).build()).build();
- * }</pre>
+ * Details (the recipe, {@link #withdraw}, fixed leases, tokens): docs/zookeeper.md (setup example there too).
  */
 public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
 

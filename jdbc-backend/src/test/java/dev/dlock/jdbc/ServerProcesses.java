@@ -1,9 +1,9 @@
 package dev.dlock.jdbc;
 
+import dev.dlock.testkit.LoopbackPorts;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -22,17 +22,7 @@ final class ServerProcesses {
 
     /** A loopback port nobody listens on now (never 5432 or 3306: those are the machine's own servers). */
     static int freePort() {
-        for (int attempt = 0; attempt < 10; attempt++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                int port = socket.getLocalPort();
-                if (port != 5432 && port != 3306) {
-                    return port;
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("no free port", e);
-            }
-        }
-        throw new IllegalStateException("no free port");
+        return LoopbackPorts.free(5432, 3306);
     }
 
     /** True when this JVM runs as root, where database servers refuse to start unless run as another user. */

@@ -1,5 +1,7 @@
 package dev.dlock.memcached;
 
+import dev.dlock.testkit.LoopbackPorts;
+
 import java.io.BufferedInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -7,7 +9,6 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -307,16 +308,7 @@ public final class MemcachedServer implements AutoCloseable {
     }
 
     private static int freePort() {
-        for (int attempt = 0; attempt < 10; attempt++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                if (socket.getLocalPort() != SYSTEM_PORT) {
-                    return socket.getLocalPort();
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("no free port", e);
-            }
-        }
-        throw new IllegalStateException("no free port");
+        return LoopbackPorts.free(SYSTEM_PORT);
     }
 
     /**

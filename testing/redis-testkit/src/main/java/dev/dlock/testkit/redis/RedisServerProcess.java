@@ -1,9 +1,9 @@
 package dev.dlock.testkit.redis;
 
+import dev.dlock.testkit.LoopbackPorts;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -493,13 +493,12 @@ public final class RedisServerProcess implements AutoCloseable {
                 .build();
     }
 
-    /** A loopback port nothing listens on right now: where a test points a client that must find no server. */
+    /**
+     * A loopback port nothing listens on right now, below the kernel's ephemeral range ({@link LoopbackPorts}): a
+     * server's own port, and where a test points a client that must find no server.
+     */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot find a free loopback port", e);
-        }
+        return LoopbackPorts.free();
     }
 
     private static void awaitExit(Process process) {

@@ -1,5 +1,7 @@
 package dev.dlock.testkit.redis;
 
+import dev.dlock.testkit.LoopbackPorts;
+
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
@@ -74,7 +76,8 @@ public final class RespProxy implements AutoCloseable {
     /** Starts a pass-through proxy on a free loopback port, forwarding to {@code host}:{@code port}. */
     public static RespProxy start(String host, int port) {
         try {
-            ServerSocket listener = new ServerSocket(0, 50, InetAddress.getByName(HOST));
+            // Below the ephemeral range: cutConnections and acceptConnections listen again on this port.
+            ServerSocket listener = new ServerSocket(LoopbackPorts.free(), 50, InetAddress.getByName(HOST));
             RespProxy proxy = new RespProxy(host, port, listener);
             proxy.startAcceptor(listener);
             return proxy;

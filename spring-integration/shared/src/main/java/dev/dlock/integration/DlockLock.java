@@ -40,8 +40,8 @@ import java.util.concurrent.locks.Condition;
  *
  * <p>The lease is kept by dlock's watchdog while the lock is held ({@code dlock.lease-time}, 30 s by default, renewed
  * every third of it), so a lock held for hours (a leader's) does not run out; {@link #lock(Duration)} and
- * {@link #tryLock(Duration, Duration)} take a fixed lease instead, which nothing renews. The holder's fencing token:
- * {@link #fencingToken()}.
+ * {@link #tryLock(Duration, Duration)} take a fixed lease instead, which only the registry's {@code renewLock}
+ * extends. The holder's fencing token: {@link #fencingToken()}.
  */
 public final class DlockLock implements LineLock {
 
@@ -76,9 +76,9 @@ public final class DlockLock implements LineLock {
     }
 
     /**
-     * Locks like {@link #lock()}, with a fixed lease of {@code ttl} that nothing renews (the key frees itself after
-     * it in the store). Re-entry keeps the lease the outer hold took. (Spring Integration 7's
-     * {@code DistributedLock.lock(ttl)}.)
+     * Locks like {@link #lock()}, with a fixed lease of {@code ttl} that nothing renews but the registry's
+     * {@code renewLock} (the key frees itself after it in the store). Re-entry keeps the lease the outer hold took.
+     * (Spring Integration 7's {@code DistributedLock.lock(ttl)}.)
      *
      * @throws IllegalArgumentException when {@code ttl} is shorter than {@link LockRequest#MIN_LEASE_TIME}
      */
@@ -166,7 +166,8 @@ public final class DlockLock implements LineLock {
 
     /**
      * Locks like {@link #tryLock(long, TimeUnit)}, waiting at most {@code waitTime}, with a fixed lease of {@code ttl}
-     * that nothing renews. (Spring Integration 7's {@code DistributedLock.tryLock(waitTime, ttl)}.)
+     * that nothing renews but the registry's {@code renewLock}. (Spring Integration 7's
+     * {@code DistributedLock.tryLock(waitTime, ttl)}.)
      *
      * @throws IllegalArgumentException when {@code ttl} is shorter than {@link LockRequest#MIN_LEASE_TIME}
      */
@@ -328,7 +329,7 @@ public final class DlockLock implements LineLock {
             } catch (LockBackendException e) {
                 throw new CannotAcquireLockException("Failed to lock '" + key + "' of " + registry, e);
             }
-            registry.held(storeKey, Thread.currentThread(), new DlockLockRegistry.Hold(handle, ttl != null));
+            registry.held(storeKey, Thread.currentThread(), new DlockLockRegistry.Hold(handle, ttl));
             return true;
         }
     }

@@ -378,6 +378,49 @@ public abstract class LockBackendSpiContractTest {
     }
 
     /**
+     * An extension gives the live lease a new term under a new owner: a repeat of it is done already, and every command
+     * of the earlier owner that lands later (a renewal, a retried acquisition, a release, a token issuance) misses it.
+     */
+    @Test
+    void anExtendedLeaseBelongsToItsNewOwnerAndTheEarlierOwnersLateCommandsMissIt() {
+        String a = owner("a");
+        String next = owner("a-next");
+        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).isEqualTo(RenewalResult.RENEWED);
+        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).as("the same extension repeated")
+                .isEqualTo(RenewalResult.RENEWED);
+        assertThat(store.renew(List.of(new LeaseRenewal(key, a, 1_000))).get(0)).as("the earlier owner's late renewal")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, a, 1_000)).as("the earlier owner's retried acquisition")
+                .isInstanceOf(AcquireResult.Held.class);
+        store.withdraw(LockKind.EXCLUSIVE, key, a);
+        if (fences() && first == AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+            assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier owner's late token issuance").isEmpty();
+            assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, next)).as("the new term's token").isPresent();
+        }
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, AcquireResult.Acquired.TOKEN_ON_REQUEST)).as("the earlier owner's late release")
+                .isNotEqualTo(ReleaseResult.RELEASED);
+        assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, next, AcquireResult.Acquired.TOKEN_ON_REQUEST))
+                .as("the new term's release").isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /** An extension that finds the key free, or held by another owner, changes nothing: it revives no lease. */
+    @Test
+    void anExtensionOfAKeyThatIsFreeOrAnothersChangesNothing() {
+        String a = owner("a");
+        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of a free key")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        LockBackend other = newBackend();
+        String b = owner("b");
+        long token = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of another's key")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, token)).as("the other owner's release").isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /**
      * A store that takes a key without its token issues it only to the owner that holds the key, larger than every
      * earlier holder's, and never once the hold ended: not after the release, not to another owner.
      */

@@ -260,7 +260,10 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping,
         return newTerm("extension", kind, key, owner, nextOwner, leaseMillis);
     }
 
-    /** Replaces {@code owner}'s value with {@code retiredOwner}'s and a TTL of {@code keepMillis}, by compare-and-swap. */
+    /**
+     * Replaces {@code owner}'s value with {@code retiredOwner}'s and a TTL of {@code keepMillis}, by compare-and-swap,
+     * and records the new owner (whose release then tells a repeat from a loss, as after an acquisition).
+     */
     private RenewalResult newTerm(String operation, LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         BackendCapabilities.requireExclusive(this, kind);
         byte[] value = ownerBytes(owner);
@@ -274,6 +277,8 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping,
                     return RenewalResult.EXPIRED;
                 }
                 if (lock.valueIs(retired)) {
+                    // Done before (its reply lost): the owner record may not have been written yet.
+                    recordOwner(server, key, retired, ttlSeconds(keepMillis));
                     return RenewalResult.RENEWED;
                 }
                 if (!lock.valueIs(value)) {
@@ -282,6 +287,8 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping,
                 MetaReply written = server.client.exchange(List.of(MetaRequest.replace(lockKey, retired,
                         ttlSeconds(keepMillis), lock.cas()))).get(0);
                 if (written.done()) {
+                    // The new term's owner releases it: its repeated release is told from a loss by this record.
+                    recordOwner(server, key, retired, ttlSeconds(keepMillis));
                     return RenewalResult.RENEWED;
                 }
             }

@@ -4,7 +4,6 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.RenewalResult;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A held fixed lease given a new term by its holder ({@link LockHandle#extend}): one owner-checked store call that sets
@@ -19,11 +18,6 @@ import java.util.concurrent.TimeUnit;
  * lease, or one the store keeps by its session, is held for as long as its holder holds it: nothing is sent.
  */
 final class LeaseExtender {
-
-    private static final int ATTEMPTS = 10;
-    private static final long RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private LeaseExtender() {
     }
@@ -112,6 +106,10 @@ final class LeaseExtender {
             result = repeated(lease, term);
         } catch (LockBackendException e) {
             lease.termUnsure(term);
+            if (lease.recordedState() != LockState.HELD) {
+                // Lost meanwhile (the manager's shutdown): its release may have missed the new term's owner.
+                lease.manager.unknownAttempts.add(lease.kind, lease.key, term.owner(), term.leaseMillis());
+            }
             throw new LockBackendException("dlock could not extend " + lease + "; the outcome is unknown: the lease counts "
                     + "until the earlier of its two possible ends, and the next extension, fencing token or release "
                     + "settles it (" + e.getMessage() + ")", e);
@@ -143,7 +141,7 @@ final class LeaseExtender {
      */
     private static RenewalResult repeated(Lease lease, Lease.Term term) {
         long start = System.nanoTime();
-        long backoff = FIRST_BACKOFF_NANOS;
+        long backoff = LeaseRelease.RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         LockBackendException first = null;
         for (int attempt = 1; ; attempt++) {
             try {
@@ -154,17 +152,11 @@ final class LeaseExtender {
                 } else {
                     first.addSuppressed(e);
                 }
-                boolean outOfTime = System.nanoTime() - start + backoff > RETRY_BUDGET_NANOS;
-                if (attempt >= ATTEMPTS || outOfTime || Thread.currentThread().isInterrupted()) {
+                boolean outOfTime = System.nanoTime() - start + backoff > LeaseRelease.RELEASE_RETRY_BUDGET_NANOS;
+                if (attempt >= LeaseRelease.RELEASE_ATTEMPTS || outOfTime || !LeaseRelease.pauseBeforeRetry(backoff)) {
                     throw first;
                 }
-                try {
-                    TimeUnit.NANOSECONDS.sleep(backoff);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw first;
-                }
-                backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+                backoff = Math.min(backoff * 2, LeaseRelease.RELEASE_RETRY_MAX_BACKOFF_NANOS);
             }
         }
     }

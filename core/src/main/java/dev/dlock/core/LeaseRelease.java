@@ -22,10 +22,10 @@ final class LeaseRelease {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseRelease.class);
 
-    private static final int RELEASE_ATTEMPTS = 10;
-    private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    static final int RELEASE_ATTEMPTS = 10;
+    static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final LockManager manager;
     private final LockBackend backend;
@@ -285,8 +285,11 @@ final class LeaseRelease {
         return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
-    /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */
-    private static boolean pauseBeforeRetry(long nanos) {
+    /**
+     * Sleeps before another attempt of a release (or of any call repeated like one: an extension); false when interrupted
+     * (the flag is kept, and no more attempts are made).
+     */
+    static boolean pauseBeforeRetry(long nanos) {
         try {
             TimeUnit.NANOSECONDS.sleep(nanos);
             return true;

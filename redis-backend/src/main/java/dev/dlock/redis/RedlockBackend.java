@@ -339,11 +339,15 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
         RedisLockBackend.requireOwner(owner);
         View<RenewalResult> view = onEveryNode(node -> node.shorten(kind, key, owner, retiredOwner, keepMillis),
                 this::shortenDecided);
+        return newTermOnQuorum("shortening of key '" + key + "'", view);
+    }
+
+    /** {@code RENEWED} when a quorum gave the lease its new term; throws when fewer than a quorum answered. */
+    private RenewalResult newTermOnQuorum(String what, View<RenewalResult> view) {
         if (view.answered() < quorum) {
-            throw tooFewAnswered("shortening of key '" + key + "'", view.answered(), view);
+            throw tooFewAnswered(what, view.answered(), view);
         }
-        int shortened = view.count(result -> result == RenewalResult.RENEWED);
-        if (shortened >= quorum) {
+        if (view.count(result -> result == RenewalResult.RENEWED) >= quorum) {
             return RenewalResult.RENEWED;
         }
         return view.count(result -> result == RenewalResult.TAKEN) > view.count(result -> result == RenewalResult.EXPIRED)
@@ -362,14 +366,8 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
         RedisLockBackend.requireOwner(owner);
         View<RenewalResult> view = onEveryNode(node -> node.extend(kind, key, owner, nextOwner, leaseMillis),
                 this::shortenDecided);
-        if (view.answered() < quorum) {
-            throw tooFewAnswered("extension of key '" + key + "'", view.answered(), view);
-        }
-        int extended = view.count(result -> result == RenewalResult.RENEWED);
-        if (extended >= quorum) {
-            return RenewalResult.RENEWED;
-        }
-        if (extended > 0) {
+        RenewalResult result = newTermOnQuorum("extension of key '" + key + "'", view);
+        if (result != RenewalResult.RENEWED && view.count(answer -> answer == RenewalResult.RENEWED) > 0) {
             try {
                 onEveryNode(node -> node.release(kind, key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST), this::releaseDecided);
             } catch (RuntimeException e) {
@@ -377,8 +375,7 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
                         + "after {} ms: {}", key, leaseMillis, e.toString());
             }
         }
-        return view.count(result -> result == RenewalResult.TAKEN) > view.count(result -> result == RenewalResult.EXPIRED)
-                ? RenewalResult.TAKEN : RenewalResult.EXPIRED;
+        return result;
     }
 
 

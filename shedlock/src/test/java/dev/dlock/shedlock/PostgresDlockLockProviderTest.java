@@ -1,8 +1,6 @@
 package dev.dlock.shedlock;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.dlock.core.spi.LockBackend;
-import dev.dlock.jdbc.JdbcLockBackend;
 import dev.dlock.jdbc.PostgresServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -14,12 +12,7 @@ class PostgresDlockLockProviderTest extends DlockLockProviderContract {
 
     @BeforeAll
     static void startPostgres() {
-        postgres = PostgresServer.start();
-        try (HikariDataSource pool = new HikariDataSource()) {
-            pool.setJdbcUrl(postgres.jdbcUrl());
-            pool.setUsername("postgres");
-            JdbcLockBackend.builder(pool).createSchema(true).build().close();
-        }
+        postgres = TestStores.startPostgres();
     }
 
     @AfterAll
@@ -31,8 +24,7 @@ class PostgresDlockLockProviderTest extends DlockLockProviderContract {
 
     @Override
     protected LockBackend newBackend() {
-        // JdbcBackendFactory's connection string: url|user|password
-        return TestStores.connect(postgres.jdbcUrl() + "|postgres|");
+        return TestStores.connect(TestStores.connection(postgres));
     }
 
     @Override

@@ -28,7 +28,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -112,9 +111,7 @@ public abstract class LeaseExtensionContractTest {
     }
 
     private void assertFreeFor(LockManager jvm, String why) {
-        Optional<LockHandle> taken = jvm.tryAcquire(key);
-        assertThat(taken).as(why).isPresent();
-        taken.get().close();
+        LockBackendContractTest.assertFree(jvm, key, why);
     }
 
     // ------------------------------------------------------------------ the extended lease
@@ -135,7 +132,8 @@ public abstract class LeaseExtensionContractTest {
         RecordingBackend.SentExtension second = backend.sentExtensions.get(1);
         assertThat(first.owner()).as("the first extension's earlier term").isEqualTo(backend.acquiringOwners.get(0));
         assertThat(second.owner()).as("the second extension's earlier term").isEqualTo(first.nextOwner());
-        assertThat(List.of(first.owner(), first.nextOwner(), second.nextOwner())).as("one owner token per term").doesNotHaveDuplicates();
+        assertThat(List.of(first.owner(), first.nextOwner(), second.nextOwner())).as("one owner token per term")
+                .doesNotHaveDuplicates();
         lock.close();
         assertFreeFor(otherJvm, "the release of the extended lease freed the key");
     }
@@ -166,11 +164,7 @@ public abstract class LeaseExtensionContractTest {
         RecordingBackend backend = newBackend();
         CountDownLatch onItsWay = new CountDownLatch(1);
         CountDownLatch mayLand = new CountDownLatch(1);
-        backend.aroundExtend(call -> {
-            onItsWay.countDown();
-            awaitQuietly(mayLand);
-            return call.get();
-        });
+        holdExtensions(backend, onItsWay, mayLand);
         LockManager jvm = manager(backend);
         LockHandle lock = jvm.acquire(fixed(FIRST_LEASE));
         CompletableFuture<Throwable> extension = outcomeOf(() -> lock.extend(LONG));
@@ -279,11 +273,7 @@ public abstract class LeaseExtensionContractTest {
         RecordingBackend backend = newBackend();
         CountDownLatch onItsWay = new CountDownLatch(1);
         CountDownLatch mayLand = new CountDownLatch(1);
-        backend.aroundExtend(call -> {
-            onItsWay.countDown();
-            awaitQuietly(mayLand);
-            return call.get();
-        });
+        holdExtensions(backend, onItsWay, mayLand);
         LockManager jvm = manager(backend);
         LockHandle lock = jvm.acquire(fixed(Duration.ofSeconds(5)));
         CompletableFuture<Throwable> extension = outcomeOf(() -> lock.extend(LONG));
@@ -298,7 +288,8 @@ public abstract class LeaseExtensionContractTest {
             }
         });
         // The release is parked behind the extension (or, were it not, would have sent its release already).
-        awaitTrue(() -> releasing.getState() == Thread.State.WAITING || release.isDone());
+        LockBackendContractTest.awaitTrue(Duration.ofSeconds(10),
+                () -> releasing.getState() == Thread.State.WAITING || release.isDone());
         assertThat(backend.releases).as("releases sent while the extension is in flight").hasValue(0);
         mayLand.countDown();
         assertThat(extension.get(20, TimeUnit.SECONDS)).as("the extension's outcome").isNull();
@@ -413,20 +404,32 @@ public abstract class LeaseExtensionContractTest {
         RecordingBackend backend = newBackend();
         assumeTrue(backend.capabilities().supports(LockKind.READ), "the store takes no read locks");
         LockManager jvm = manager(backend);
-        LockHandle read = jvm.acquire(LockRequest.builder(key).kind(LockKind.READ).leaseTime(FIRST_LEASE).waitTime(Duration.ZERO).build());
+        LockHandle read = jvm.acquire(LockRequest.builder(key).kind(LockKind.READ).leaseTime(FIRST_LEASE)
+                .waitTime(Duration.ZERO).build());
         read.extend(LONG);
         LockManager writerJvm = anotherJvm();
-        Optional<LockHandle> writer = writerJvm.tryAcquire(LockRequest.builder(key).kind(LockKind.WRITE).waitTime(PAST_EARLIER_ENDS).build());
+        Optional<LockHandle> writer = writerJvm.tryAcquire(LockRequest.builder(key).kind(LockKind.WRITE)
+                .waitTime(PAST_EARLIER_ENDS).build());
         writer.ifPresent(LockHandle::close);
         assertThat(writer).as("a writer within %s while the extended read lease runs", PAST_EARLIER_ENDS).isEmpty();
         assertThat(read.isHeld()).isTrue();
         read.close();
-        Optional<LockHandle> afterwards = writerJvm.tryAcquire(LockRequest.builder(key).kind(LockKind.WRITE).waitTime(Duration.ofSeconds(10)).build());
+        Optional<LockHandle> afterwards = writerJvm.tryAcquire(LockRequest.builder(key).kind(LockKind.WRITE)
+                .waitTime(Duration.ofSeconds(10)).build());
         assertThat(afterwards).as("a writer after the read lease's release").isPresent();
         afterwards.get().close();
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** Holds every extension {@code backend} sends, once it is on its way, until {@code mayLand}; then it reaches the store. */
+    private static void holdExtensions(RecordingBackend backend, CountDownLatch onItsWay, CountDownLatch mayLand) {
+        backend.aroundExtend(call -> {
+            onItsWay.countDown();
+            awaitQuietly(mayLand);
+            return call.get();
+        });
+    }
 
     /** Runs {@code work} on a thread of its own; completes with what it threw, or null. */
     private CompletableFuture<Throwable> outcomeOf(Runnable work) {
@@ -455,16 +458,6 @@ public abstract class LeaseExtensionContractTest {
             latch.await(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("condition not met within 10 s");
-            }
-            Thread.sleep(5);
         }
     }
 }

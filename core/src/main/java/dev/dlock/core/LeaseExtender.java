@@ -4,6 +4,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.RenewalResult;
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * A held fixed lease given a new term by its holder ({@link LockHandle#extend}): one owner-checked store call that sets
@@ -32,7 +33,7 @@ final class LeaseExtender {
      * @throws UnsupportedOperationException when the store offers no {@link LeaseExtension}; nothing was sent
      */
     static void extend(Lease lease, Duration leaseTime, Duration lockAtLeastFor, boolean newMinimum) {
-        long leaseMillis = LockRequest.validLeaseTime(leaseTime).toMillis();
+        long leaseMillis = LockRequest.validLeaseTime(Objects.requireNonNull(leaseTime, "leaseTime")).toMillis();
         LockRequest.validLockAtLeastFor(lockAtLeastFor, leaseTime);
         LockManager manager = lease.manager;
         if (newMinimum && lockAtLeastFor != null && manager.sessionKept) {
@@ -42,21 +43,29 @@ final class LeaseExtender {
         lease.tokenLock.lock();
         try {
             requireLive(lease);
-            long now = System.nanoTime();
-            long keepUntil = !newMinimum ? lease.keepUntilNanos : lockAtLeastFor == null ? 0 : now + lockAtLeastFor.toNanos();
             if (lease.watched || lease.keptBySession) {
                 // Kept for as long as it is held already: by the watchdog's renewals, or by the store's session.
-                lease.keepUntilNanos = keepUntil;
+                lease.keepUntilNanos = keepUntil(lease, lockAtLeastFor, newMinimum, System.nanoTime());
                 return;
             }
             extension(lease);
             settle(lease);
-            Lease.Term term = new Lease.Term(manager.ownerTokens.successor(lease.owner), leaseMillis, System.nanoTime(), keepUntil);
+            long sentAt = System.nanoTime();
+            Lease.Term term = new Lease.Term(manager.ownerTokens.successor(lease.owner), leaseMillis, sentAt,
+                    keepUntil(lease, lockAtLeastFor, newMinimum, sentAt));
             lease.pending = term;
             send(lease, term);
         } finally {
             lease.tokenLock.unlock();
         }
+    }
+
+    /** The {@code lockAtLeastFor} deadline after an extension at {@code nowNanos}: the lease's own, or a new one (0: none). */
+    private static long keepUntil(Lease lease, Duration lockAtLeastFor, boolean newMinimum, long nowNanos) {
+        if (!newMinimum) {
+            return lease.keepUntilNanos;
+        }
+        return lockAtLeastFor == null ? 0 : nowNanos + lockAtLeastFor.toNanos();
     }
 
     /**

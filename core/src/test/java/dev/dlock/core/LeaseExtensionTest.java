@@ -118,12 +118,12 @@ class LeaseExtensionTest extends EngineTestSupport {
     @Test
     void aStoreThatCannotExtendRefusesAndTheLeaseStaysAsItWas() {
         RecordingBackend tapped = tapped();
-        // As LockBackend.extend's default does, for a store that cannot rewrite a lease's owner.
-        tapped.aroundExtend(call -> {
-            throw new UnsupportedOperationException("the store cannot extend a lease with a new term");
-        });
+        // A store that cannot rewrite a lease's owner offers no LeaseExtension.
+        tapped.alterCapabilities(declared -> declared.withLocalHandOff(null).withLeaseExtension(null));
         LockHandle lock = manager(tapped, b -> { }).acquire(fixed(Duration.ofSeconds(10)));
-        assertThatThrownBy(() -> lock.extend(Duration.ofSeconds(30))).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> lock.extend(Duration.ofSeconds(30))).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("LeaseExtension");
+        assertThat(tapped.sentExtensions).as("extensions sent").isEmpty();
         assertThat(lock.isHeld()).isTrue();
         assertThat(manager().tryAcquire(key)).isEmpty();
         lock.close();

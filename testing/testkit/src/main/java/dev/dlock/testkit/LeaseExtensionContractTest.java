@@ -65,6 +65,7 @@ public abstract class LeaseExtensionContractTest {
     @BeforeEach
     void uniqueKey(TestInfo test) {
         key = "extend:" + test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
+        assumeTrue(rawBackend().capabilities().leaseExtension().isPresent(), "the store offers no LeaseExtension");
     }
 
     @AfterEach
@@ -201,11 +202,12 @@ public abstract class LeaseExtensionContractTest {
         store.withdraw(LockKind.EXCLUSIVE, key, earlier);
         assertThat(store.renew(List.of(new LeaseRenewal(key, earlier, shortMillis))).get(0)).as("a renewal of the earlier term")
                 .isNotEqualTo(RenewalResult.RENEWED);
-        if (store.sessionLeases().isEmpty()) {
+        if (store.capabilities().sessionLeases().isEmpty()) {
             assertThat(store.shorten(LockKind.EXCLUSIVE, key, earlier, earlier + "-retired", shortMillis))
                     .as("a shortening of the earlier term").isNotEqualTo(RenewalResult.RENEWED);
         }
-        assertThat(store.extend(LockKind.EXCLUSIVE, key, earlier, earlier + "-other", shortMillis))
+        assertThat(store.capabilities().leaseExtension().orElseThrow().extend(LockKind.EXCLUSIVE, key, earlier, earlier + "-other",
+                shortMillis))
                 .as("another extension of the earlier term").isNotEqualTo(RenewalResult.RENEWED);
         assertThat(store.release(LockKind.EXCLUSIVE, key, earlier, AcquireResult.Acquired.TOKEN_ON_REQUEST))
                 .as("a release of the earlier term").isNotEqualTo(ReleaseResult.RELEASED);
@@ -370,7 +372,7 @@ public abstract class LeaseExtensionContractTest {
     @Test
     void anExtensionWithLockAtLeastForKeepsTheKeyThatLongAfterAnEarlyRelease() {
         RecordingBackend backend = newBackend();
-        assumeTrue(backend.sessionLeases().isEmpty(), "the store keeps leases by its session: no lockAtLeastFor");
+        assumeTrue(backend.capabilities().sessionLeases().isEmpty(), "the store keeps leases by its session: no lockAtLeastFor");
         LockManager jvm = manager(backend);
         LockManager otherJvm = anotherJvm();
         LockHandle lock = jvm.acquire(fixed(LONG));

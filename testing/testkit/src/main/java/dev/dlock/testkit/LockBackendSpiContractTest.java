@@ -7,6 +7,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
@@ -107,6 +108,11 @@ public abstract class LockBackendSpiContractTest {
     private static TokensOnRequest tokensOnRequest(LockBackend store) {
         return store.capabilities().tokensOnRequest().orElseThrow(() -> new AssertionError(store
                 + " took a key without its fencing token, yet offers no TokensOnRequest to issue it"));
+    }
+
+    /** The store's lease extension; a test calls it only once it assumed the store offers one. */
+    private static LeaseExtension extension(LockBackend store) {
+        return store.capabilities().leaseExtension().orElseThrow();
     }
 
     /** The store's local hand-off; a test calls it only once it assumed the store declares one. */
@@ -383,11 +389,12 @@ public abstract class LockBackendSpiContractTest {
      */
     @Test
     void anExtendedLeaseBelongsToItsNewOwnerAndTheEarlierOwnersLateCommandsMissIt() {
+        assumeTrue(store.capabilities().leaseExtension().isPresent(), "the store extends no lease");
         String a = owner("a");
         String next = owner("a-next");
         long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
-        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).isEqualTo(RenewalResult.RENEWED);
-        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).as("the same extension repeated")
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).isEqualTo(RenewalResult.RENEWED);
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).as("the same extension repeated")
                 .isEqualTo(RenewalResult.RENEWED);
         assertThat(store.renew(List.of(new LeaseRenewal(key, a, 1_000))).get(0)).as("the earlier owner's late renewal")
                 .isNotEqualTo(RenewalResult.RENEWED);
@@ -395,8 +402,9 @@ public abstract class LockBackendSpiContractTest {
                 .isInstanceOf(AcquireResult.Held.class);
         store.withdraw(LockKind.EXCLUSIVE, key, a);
         if (fences() && first == AcquireResult.Acquired.TOKEN_ON_REQUEST) {
-            assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier owner's late token issuance").isEmpty();
-            assertThat(store.issueFencingToken(LockKind.EXCLUSIVE, key, next)).as("the new term's token").isPresent();
+            assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier owner's late token issuance")
+                    .isEmpty();
+            assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, next)).as("the new term's token").isPresent();
         }
         assertThat(store.release(LockKind.EXCLUSIVE, key, a, AcquireResult.Acquired.TOKEN_ON_REQUEST)).as("the earlier owner's late release")
                 .isNotEqualTo(ReleaseResult.RELEASED);
@@ -409,13 +417,14 @@ public abstract class LockBackendSpiContractTest {
     /** An extension that finds the key free, or held by another owner, changes nothing: it revives no lease. */
     @Test
     void anExtensionOfAKeyThatIsFreeOrAnothersChangesNothing() {
+        assumeTrue(store.capabilities().leaseExtension().isPresent(), "the store extends no lease");
         String a = owner("a");
-        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of a free key")
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of a free key")
                 .isNotEqualTo(RenewalResult.RENEWED);
         LockBackend other = newBackend();
         String b = owner("b");
         long token = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
-        assertThat(store.extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of another's key")
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of another's key")
                 .isNotEqualTo(RenewalResult.RENEWED);
         assertThat(other.release(LockKind.EXCLUSIVE, key, b, token)).as("the other owner's release").isEqualTo(ReleaseResult.RELEASED);
     }

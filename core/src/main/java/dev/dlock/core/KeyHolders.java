@@ -65,11 +65,11 @@ final class KeyHolders {
     /** The lease whose store owner is {@code owner}; null when none. */
     Lease ownedBy(String owner) {
         Lease held = exclusive;
-        if (held != null && held.owner.equals(owner)) {
+        if (held != null && held.ownedBy(owner)) {
             return held;
         }
         for (Lease lease : shared) {
-            if (lease.owner.equals(owner)) {
+            if (lease.ownedBy(owner)) {
                 return lease;
             }
         }

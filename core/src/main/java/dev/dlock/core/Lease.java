@@ -17,7 +17,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>A store may take the key without issuing its fencing token ({@link AcquireResult.Acquired#TOKEN_ON_REQUEST}):
  * the lease then asks the store the first time its holder reads the token, and keeps it. It asks only while held
  * (the store refuses it too once the key passed on, since every local holder has its own store owner).
- * {@link #tokenLock} keeps an issuance and the end of the lease apart.
+ * {@link #tokenLock} keeps an issuance, an extension and the end of the lease apart.
+ *
+ * <p>A fixed lease may be extended by its holder ({@link LeaseExtender}): each extension is a new term with an owner
+ * token of its own in the store, so the lease's {@link #owner}, {@link #leaseMillis} and {@link #keepUntilNanos} change
+ * with it; an extension whose outcome stayed unknown is kept as {@link #pending} until settled.
  */
 final class Lease {
 
@@ -26,8 +30,10 @@ final class Lease {
     final String lockName;
     final String key;
     final LockKind kind;
-    final String owner;
-    final long leaseMillis;
+    /** The owner token the store holds the key for: the acquisition's, then each extension's new term's. */
+    volatile String owner;
+    /** The lease of the current term: the acquisition's, or the last extension's (fixed leases only). */
+    volatile long leaseMillis;
     final boolean watched;
     /** True when the store keeps the lease alive by its session: it has no expiry of its own, only a reported loss. */
     final boolean keptBySession;
@@ -35,8 +41,17 @@ final class Lease {
     /** True when the lease keeps this JVM's turn on the key until released (exclusive kinds); shared leases give it back at once. */
     final boolean ownsTurn;
     final long acquiredAtNanos;
-    /** Until when a release only shortens the lease instead of freeing the key ({@code lockAtLeastFor}); 0 for never. */
-    final long keepUntilNanos;
+    /**
+     * Until when a release only shortens the lease instead of freeing the key ({@code lockAtLeastFor}); 0 for never. An
+     * extension may set it anew (ShedLock's extend counts {@code lockAtLeastFor} from the extension).
+     */
+    volatile long keepUntilNanos;
+    /**
+     * The term an extension is sending, or whose outcome stayed unknown (null otherwise): the store may hold the key
+     * for its owner already, so a release frees that owner too and the next extension or token issuance settles it
+     * first. Written under {@link #tokenLock}.
+     */
+    volatile Term pending;
     /** The acquisition that took the lease, as the listeners see it: its release and loss are reported with it. */
     final AcquisitionContext events;
 
@@ -76,10 +91,11 @@ final class Lease {
     /** The fencing token; {@link AcquireResult.Acquired#TOKEN_ON_REQUEST} until issued. Written under {@link #tokenLock}. */
     private volatile long fencingToken;
     /**
-     * Held across a token issuance (one store call) and across the last hold's drop, so that a release or hand-off
-     * waits for an issuance under way and no issuance starts after it. Not a monitor: holders may be virtual threads.
+     * Held across a token issuance or an extension (store calls) and across the last hold's drop, so that a release or
+     * hand-off waits for an issuance or extension under way and none starts after it. Not a monitor: holders may be
+     * virtual threads.
      */
-    private final ReentrantLock tokenLock = new ReentrantLock();
+    final ReentrantLock tokenLock = new ReentrantLock();
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, LockKind kind, String owner, long fencingToken,
           long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, boolean ownsTurn, long sentAtNanos,
@@ -219,6 +235,8 @@ final class Lease {
             if (current == LockState.LOST) {
                 throw new LockLostException(lockName, key, lostReason);
             }
+            // The store may hold the key for an extension's owner already: settled first, so the issuance asks as that one.
+            LeaseExtender.settle(this);
             TokensOnRequest issuer = manager.capabilities().tokensOnRequest().orElseThrow(() -> new UnsupportedOperationException(
                     manager.backend().getClass().getName() + " issues every fencing token with its acquisition"));
             OptionalLong issued = issuer.issueFencingToken(kind, key, owner);
@@ -251,6 +269,46 @@ final class Lease {
         expiresAtNanos = sentAtNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         renewals++;
         return true;
+    }
+
+    /**
+     * One term of a fixed lease, as an extension sends it: the new owner token, the lease, when it was first sent, and
+     * the {@code lockAtLeastFor} deadline it brings (0 for none).
+     */
+    record Term(String owner, long leaseMillis, long sentAtNanos, long keepUntilNanos) {
+    }
+
+    /** Whether {@code storeOwner} is this lease's owner in the store, or may be (an extension sent or not settled). */
+    boolean ownedBy(String storeOwner) {
+        Term next = pending;
+        return storeOwner.equals(owner) || next != null && storeOwner.equals(next.owner());
+    }
+
+    /**
+     * Records the store's confirmation of {@code term}: the lease is now that term's, counted from its first send; false
+     * (nothing changed) when the lease is no longer held (lost meanwhile: the manager's shutdown, a forced release).
+     */
+    synchronized boolean newTerm(Term term) {
+        if (state != LockState.HELD) {
+            return false;
+        }
+        owner = term.owner();
+        leaseMillis = term.leaseMillis();
+        keepUntilNanos = term.keepUntilNanos();
+        expiresAtNanos = term.sentAtNanos() + TimeUnit.MILLISECONDS.toNanos(term.leaseMillis());
+        pending = null;
+        return true;
+    }
+
+    /**
+     * An extension to {@code term} whose outcome stayed unknown: the store holds the key either for the earlier term or
+     * for this one, so the lease is counted until the earlier of the two ends.
+     */
+    synchronized void termUnsure(Term term) {
+        long termEnd = term.sentAtNanos() + TimeUnit.MILLISECONDS.toNanos(term.leaseMillis());
+        if (termEnd - expiresAtNanos < 0) {
+            expiresAtNanos = termEnd;
+        }
     }
 
     /** Records that the renewal in flight was answered or given up; see {@link #renewing}. */

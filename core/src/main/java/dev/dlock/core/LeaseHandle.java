@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */
@@ -55,6 +56,24 @@ final class LeaseHandle implements LockHandle {
     @Override
     public LockState state() {
         return closed == 0 ? lease.state() : LockState.RELEASED;
+    }
+
+    @Override
+    public void extend(Duration leaseTime) {
+        requireOpen();
+        LeaseExtender.extend(lease, leaseTime, null, false);
+    }
+
+    @Override
+    public void extend(Duration leaseTime, Duration lockAtLeastFor) {
+        requireOpen();
+        LeaseExtender.extend(lease, leaseTime, lockAtLeastFor == null || lockAtLeastFor.isZero() ? null : lockAtLeastFor, true);
+    }
+
+    private void requireOpen() {
+        if (closed != 0) {
+            throw new IllegalStateException(lease + " was released through this handle; only a held lock can be extended");
+        }
     }
 
     @Override

@@ -96,7 +96,7 @@ final class LeaseLosses {
         // comes second sees the other.
         acquiringOwners.replace(owner, NO_LOSS, reason);
         Lease lease = manager.gates.exclusiveHolder(LockKind.Family.EXCLUSIVE, key);
-        if (lease != null && lease.owner.equals(owner)) {
+        if (lease != null && lease.ownedBy(owner)) {
             leaseLost(lease, reason);
         }
     }

@@ -22,10 +22,10 @@ final class LeaseRelease {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseRelease.class);
 
-    private static final int RELEASE_ATTEMPTS = 10;
-    private static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    static final int RELEASE_ATTEMPTS = 10;
+    static final long RELEASE_RETRY_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long RELEASE_RETRY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    static final long RELEASE_RETRY_MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final LockManager manager;
     private final LockBackend backend;
@@ -154,12 +154,13 @@ final class LeaseRelease {
 
     /**
      * Whether a release of {@code lease} may pass the key straight to a local waiter: an exclusive lease holding
-     * the turn, with no {@code lockAtLeastFor} to honour, not yet passed on {@link LockManager#MAX_LOCAL_HAND_OFFS} times in a
-     * row while another owner waits for the key.
+     * the turn, with no {@code lockAtLeastFor} to honour and no extension whose outcome is unknown (its release frees
+     * both owners), not yet passed on {@link LockManager#MAX_LOCAL_HAND_OFFS} times in a row while another owner waits
+     * for the key.
      */
     private boolean mayHandOff(Lease lease) {
         return manager.handsOffLocally() && lease.ownsTurn && lease.kind.mode() == LockKind.Mode.EXCLUSIVE && lease.keepUntilNanos == 0
-                && lease.handOffStreak < LockManager.MAX_LOCAL_HAND_OFFS;
+                && lease.pending == null && lease.handOffStreak < LockManager.MAX_LOCAL_HAND_OFFS;
     }
 
     /**
@@ -220,22 +221,43 @@ final class LeaseRelease {
     /**
      * Releases in the store, repeating a failed call on a fresh connection for a short while: the
      * owner-checked release is safe to repeat, and a restarted store leaves pooled connections that
-     * fail once each. Throws when the outcome stays unknown, so the holder is never told "done".
+     * fail once each. Throws when the outcome stays unknown, so the holder is never told "done". A lease whose
+     * extension's outcome stayed unknown may be held in the store by that extension's owner instead: it is freed too
+     * (or, when that cannot be told, released again later).
      */
     ReleaseResult releaseInStore(Lease lease) {
+        Lease.Term unsure = lease.pending;
+        ReleaseResult result;
+        try {
+            result = releaseInStore(lease, lease.owner);
+            if (unsure != null && result != ReleaseResult.RELEASED
+                    && releaseInStore(lease, unsure.owner()) == ReleaseResult.RELEASED) {
+                result = ReleaseResult.RELEASED;
+            }
+        } catch (LockBackendException e) {
+            if (unsure != null) {
+                manager.unknownAttempts.add(lease.kind, lease.key, unsure.owner(), unsure.leaseMillis());
+            }
+            throw e;
+        }
+        return result;
+    }
+
+    /** {@link #releaseInStore(Lease)} of the lease's term that {@code owner} holds. */
+    private ReleaseResult releaseInStore(Lease lease, String owner) {
         long start = System.nanoTime();
         long backoff = RELEASE_RETRY_FIRST_BACKOFF_NANOS;
         LockBackendException first = null;
         // One per release, so that a repeated shortening is recognised as done by the store.
-        String retiredOwner = lease.keepUntilNanos != 0 ? manager.ownerTokens.successor(lease.owner) : null;
+        String retiredOwner = lease.keepUntilNanos != 0 ? manager.ownerTokens.successor(owner) : null;
         for (int attempt = 1; ; attempt++) {
             try {
                 // Rounded up: the key is kept at least until lockAtLeastFor ends, never a fraction of a millisecond less.
                 long keepMillis = Math.floorDiv(lease.keepUntilNanos - System.nanoTime() + 999_999, 1_000_000);
                 if (lease.keepUntilNanos != 0 && keepMillis >= 1) {
-                    return keepUntilLockAtLeastFor(lease, retiredOwner, keepMillis);
+                    return keepUntilLockAtLeastFor(lease, owner, retiredOwner, keepMillis);
                 }
-                return backend.release(lease.kind, lease.key, lease.owner, lease.issuedToken());
+                return backend.release(lease.kind, lease.key, owner, lease.issuedToken());
             } catch (LockBackendException e) {
                 if (first == null) {
                     first = e;
@@ -258,13 +280,16 @@ final class LeaseRelease {
      * owner token in one owner-checked step, so the key frees itself in the store at that moment and no command still
      * on its way for the lease's own owner (a renewal repeated by the client) can extend it again. As safe to repeat.
      */
-    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, String retiredOwner, long keepMillis) {
-        RenewalResult kept = backend.shorten(lease.kind, lease.key, lease.owner, retiredOwner, keepMillis);
+    private ReleaseResult keepUntilLockAtLeastFor(Lease lease, String owner, String retiredOwner, long keepMillis) {
+        RenewalResult kept = backend.shorten(lease.kind, lease.key, owner, retiredOwner, keepMillis);
         return kept == RenewalResult.RENEWED ? ReleaseResult.RELEASED : ReleaseResult.NOT_OWNER;
     }
 
-    /** Sleeps before another release attempt; false when interrupted (the flag is kept, and no more attempts are made). */
-    private static boolean pauseBeforeRetry(long nanos) {
+    /**
+     * Sleeps before another attempt of a release (or of any call repeated like one: an extension); false when interrupted
+     * (the flag is kept, and no more attempts are made).
+     */
+    static boolean pauseBeforeRetry(long nanos) {
         try {
             TimeUnit.NANOSECONDS.sleep(nanos);
             return true;

@@ -147,7 +147,7 @@ public final class LockAdmin {
 
     /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */
     private Optional<Lease> localLease(String key, String owner) {
-        return manager.gates.of(key).stream().filter(lease -> lease.owner.equals(owner)).findFirst();
+        return manager.gates.of(key).stream().filter(lease -> lease.ownedBy(owner)).findFirst();
     }
 
     /** The holders {@code read} answers for {@code key} as {@code kind}, or as every kind the store takes when null. */

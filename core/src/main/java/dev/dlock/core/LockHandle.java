@@ -1,5 +1,7 @@
 package dev.dlock.core;
 
+import java.time.Duration;
+
 /**
  * One acquisition of a lock. Closing it releases that acquisition: the outermost one of a thread
  * releases the key in the store. Any thread that has the handle may close it; a handle can be
@@ -40,6 +42,39 @@ public interface LockHandle extends AutoCloseable {
 
     /** The lease's current state; a held lease whose expiry passed without a confirmed renewal reads {@link LockState#LOST}. */
     LockState state();
+
+    /**
+     * Extends a fixed lease: the store keeps the key for {@code leaseTime} from now (ShedLock's {@code extend}, Spring
+     * Integration's {@code renewLock}), longer or shorter than what was left. One owner-checked store call starts a new
+     * term of the lease with an owner token of its own in the store, so no command sent for an earlier term (a late
+     * renewal or release, a retried acquisition) can change it, and the extension, should it land late, cannot revive
+     * the lease nor change a later holder's. {@link #isHeld()} counts the new term from when the extension was sent.
+     * The acquisition's {@code lockAtLeastFor} stays as it was (see {@link #extend(Duration, Duration)}).
+     *
+     * <p>A watchdog-managed lease is renewed for as long as it is held already, and one the store keeps by its session
+     * (ZooKeeper) lives with it: for those nothing is sent, and only the checks below apply. A fixed lease on ZooKeeper
+     * is extended by its holder's backend, which ends it.
+     *
+     * @throws IllegalArgumentException when {@code leaseTime} is shorter than {@link LockRequest#MIN_LEASE_TIME}
+     * @throws LockLostException when the lease was lost or had run out: nothing is extended, and the loss is reported
+     *         as any lost lease is (its release still frees what is left)
+     * @throws IllegalStateException when this handle was closed
+     * @throws UnsupportedOperationException when the store cannot extend a lease; nothing was sent
+     * @throws LockBackendException when the store could not be told after repeating the call: the outcome is unknown,
+     *         {@link #isHeld()} counts the lease until the earlier of its old and new ends, and the next extension,
+     *         fencing token or release settles it
+     */
+    void extend(Duration leaseTime);
+
+    /**
+     * {@link #extend(Duration)} with a new {@code lockAtLeastFor}, counted from now: a release before it ends keeps the
+     * key until then (null or zero: a release frees it at once), as ShedLock's {@code extend(lockAtMostFor,
+     * lockAtLeastFor)} does.
+     *
+     * @throws IllegalArgumentException also when {@code lockAtLeastFor} exceeds {@code leaseTime}, or the store keeps
+     *         leases by its session
+     */
+    void extend(Duration leaseTime, Duration lockAtLeastFor);
 
     /**
      * Unbinds the lock from the thread that acquired it, so it can be released later by whichever

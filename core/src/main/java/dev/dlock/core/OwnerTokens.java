@@ -38,7 +38,7 @@ final class OwnerTokens {
     /**
      * A fresh token for the same instance and holder as {@code owner} (one of this manager's tokens): the store value
      * of a lease whose term changes without a new holder, such as a release that keeps the key until
-     * {@code lockAtLeastFor} ends. Holders listed from the store still name who took the key.
+     * {@code lockAtLeastFor} ends, or an extension. Holders listed from the store still name who took the key.
      */
     String successor(String owner) {
         int instanceEnd = owner.indexOf('/');

@@ -35,6 +35,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseResult;
@@ -50,7 +51,7 @@ import dev.dlock.core.spi.StoreNode;
  * free rows are deleted by {@link #cleanUp()}; failures surface as {@link LockBackendException}.
  * Details (statements, tokens, cleanup, timeouts): docs/jdbc.md.
  */
-public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
+public final class JdbcLockBackend implements LockBackend, RenewalGrouping, LeaseExtension {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLockBackend.class);
 
@@ -503,14 +504,29 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
      */
     @Override
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        return newTerm("shortening", kind, key, owner, retiredOwner, keepMillis);
+    }
+
+    /**
+     * Gives {@code owner}'s live lease to {@code nextOwner} for {@code leaseMillis} from now (the database's clock), in
+     * the UPDATE a shortening runs: the row's owner rewritten, so no late statement of {@code owner} matches it; the
+     * token column stays the hold's.
+     */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        return newTerm("extension", kind, key, owner, nextOwner, leaseMillis);
+    }
+
+    /** One owner-checked UPDATE that gives {@code owner}'s live lease to {@code nextOwner} for {@code millis} from now. */
+    private RenewalResult newTerm(String operation, LockKind kind, String key, String owner, String nextOwner, long millis) {
         BackendCapabilities.requireExclusive(this, kind);
         requireOwner(owner);
-        requireOwner(retiredOwner);
-        requirePositive(keepMillis, "keepMillis");
+        requireOwner(nextOwner);
+        requirePositive(millis, "leaseMillis");
         try (Connection connection = connection()) {
             try (PreparedStatement statement = prepare(connection, sql.shorten())) {
-                statement.setString(1, retiredOwner);
-                statement.setLong(2, keepMillis);
+                statement.setString(1, nextOwner);
+                statement.setLong(2, millis);
                 statement.setString(3, key);
                 statement.setString(4, owner);
                 if (statement.executeUpdate() == 1) {
@@ -523,11 +539,11 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
                     if (!rows.next() || rows.getString(2) == null || !rows.getBoolean(3)) {
                         return RenewalResult.EXPIRED;
                     }
-                    return retiredOwner.equals(rows.getString(2)) ? RenewalResult.RENEWED : RenewalResult.TAKEN;
+                    return nextOwner.equals(rows.getString(2)) ? RenewalResult.RENEWED : RenewalResult.TAKEN;
                 }
             }
         } catch (SQLException e) {
-            throw LockBackendException.storeFailure("JDBC shortening of key '" + key + "' failed", e);
+            throw LockBackendException.storeFailure("JDBC " + operation + " of key '" + key + "' failed", e);
         }
     }
 
@@ -539,12 +555,12 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping {
      * Renewals grouped by this backend (one database, batches of the configured size); on PostgreSQL with its driver on
      * the class path, release notices by LISTEN/NOTIFY over one connection of this backend (taken from the pool on the
      * first subscription and kept; elsewhere waiters poll); who holds a key (the row's owner and the lease the database
-     * gives it) and an operator's forced release.
+     * gives it) and an operator's forced release; extensions of a fixed lease (one UPDATE, as a shortening).
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withRenewalGrouping(this).withReleaseNotices(releaseNotices)
-                .withHolderInspection(new JdbcHolderInspection(this));
+                .withHolderInspection(new JdbcHolderInspection(this)).withLeaseExtension(this);
     }
 
     /** Always {@link StoreNode#SINGLE}: one database serves every key. */

@@ -263,8 +263,8 @@ final class LockStatements {
     }
 
     /**
-     * Gives a live lease to a retired owner with what is left of {@code lockAtLeastFor}; update count 1 when done.
-     * Parameters: retired owner, ms left, key, owner.
+     * Gives a live lease a new term under a new owner: a retired owner with what is left of {@code lockAtLeastFor}, or
+     * an extension's owner with its lease; update count 1 when done. Parameters: new owner, ms, key, owner.
      */
     String shorten() {
         return "UPDATE " + table + " SET owner = ?, expires_at = " + plusMillis(dialect, "?")

@@ -17,6 +17,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseResult;
@@ -32,7 +33,7 @@ import dev.dlock.core.spi.StoreNode;
  * {@link ReleaseResult#ALREADY_FREE} from {@link ReleaseResult#NOT_OWNER}; leases are at most {@link #MAX_LEASE}.
  * Details (items, whole-second TTLs, servers, waiting): docs/stores.md#memcached-efficiency-only.
  */
-public final class MemcachedLockBackend implements LockBackend, RenewalGrouping {
+public final class MemcachedLockBackend implements LockBackend, RenewalGrouping, LeaseExtension {
 
     private static final Logger log = LoggerFactory.getLogger(MemcachedLockBackend.class);
 
@@ -230,6 +231,23 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
      */
     @Override
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        return newTerm("shortening", kind, key, owner, retiredOwner, keepMillis);
+    }
+
+    /**
+     * Gives {@code owner}'s lock to {@code nextOwner} for {@code leaseMillis} (rounded up to whole seconds) by the
+     * compare-and-swap a shortening makes, so no late command of {@code owner} matches it.
+     */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        return newTerm("extension", kind, key, owner, nextOwner, leaseMillis);
+    }
+
+    /**
+     * Replaces {@code owner}'s value with {@code retiredOwner}'s and a TTL of {@code keepMillis}, by compare-and-swap,
+     * and records the new owner (whose release then tells a repeat from a loss, as after an acquisition).
+     */
+    private RenewalResult newTerm(String operation, LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         BackendCapabilities.requireExclusive(this, kind);
         byte[] value = ownerBytes(owner);
         byte[] retired = ownerBytes(retiredOwner);
@@ -242,6 +260,8 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
                     return RenewalResult.EXPIRED;
                 }
                 if (lock.valueIs(retired)) {
+                    // Done before (its reply lost): the owner record may not have been written yet.
+                    recordOwner(server, key, retired, ttlSeconds(keepMillis));
                     return RenewalResult.RENEWED;
                 }
                 if (!lock.valueIs(value)) {
@@ -250,13 +270,15 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
                 MetaReply written = server.client.exchange(List.of(MetaRequest.replace(lockKey, retired,
                         ttlSeconds(keepMillis), lock.cas()))).get(0);
                 if (written.done()) {
+                    // The new term's owner releases it: its repeated release is told from a loss by this record.
+                    recordOwner(server, key, retired, ttlSeconds(keepMillis));
                     return RenewalResult.RENEWED;
                 }
             }
         } catch (IOException e) {
-            throw LockBackendException.storeFailure("memcached shortening of key '" + key + "' on " + server + " failed", e);
+            throw LockBackendException.storeFailure("memcached " + operation + " of key '" + key + "' on " + server + " failed", e);
         }
-        throw new LockBackendException("memcached shortening of key '" + key + "' found it changed on each of "
+        throw new LockBackendException("memcached " + operation + " of key '" + key + "' found it changed on each of "
                 + ATTEMPTS + " attempts", null);
     }
 
@@ -315,12 +337,13 @@ public final class MemcachedLockBackend implements LockBackend, RenewalGrouping 
     /**
      * Exclusive locks without fencing tokens: memcached keeps no counter that survives an eviction or a restart, so no
      * token could be made safe. Renewals per server, {@value #RENEWAL_BATCH_SIZE} at a time; who holds a key (the lock
-     * item's value and TTL) and an operator's forced release (deletes it), best-effort, as the store is.
+     * item's value and TTL) and an operator's forced release (deletes it), best-effort, as the store is; extensions of a
+     * fixed lease by compare-and-swap.
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withFencing(false).withRenewalGrouping(this)
-                .withHolderInspection(new MemcachedHolderInspection(keys, key -> serverOf(key).client));
+                .withHolderInspection(new MemcachedHolderInspection(keys, key -> serverOf(key).client)).withLeaseExtension(this);
     }
 
     /** One {@code mn} round trip to every server; returns the slowest, in nanoseconds. */

@@ -22,6 +22,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
@@ -49,7 +50,7 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * an exclusive holder's token is issued the first time it asks ({@link #issueFencingToken}).
  * Details (keys, round trips, tokens, release records, kinds): docs/stores.md#redis-how-keys-look.
  */
-public final class RedisLockBackend implements LockBackend, RenewalGrouping, LocalHandOff, TokensOnRequest {
+public final class RedisLockBackend implements LockBackend, RenewalGrouping, LocalHandOff, TokensOnRequest, LeaseExtension {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -181,12 +182,14 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
      * Every kind (exclusive, fair, read, write and permits); fencing tokens, an exclusive lock's issued on request;
      * the local hand-off; renewals grouped by the node of each key ({@link #nodeOf}); release notices (classic pub/sub,
      * or sharded with one connection per node, connected on the first subscription); who holds a key, read by a
-     * read-only script, and an operator's forced release (one script per call).
+     * read-only script, and an operator's forced release (one script per call); extensions of a fixed lease of every
+     * kind.
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withLocalHandOff(this)
-                .withTokensOnRequest(this).withRenewalGrouping(this).withReleaseNotices(releaseNotices)
+                .withTokensOnRequest(this).withLeaseExtension(this).withRenewalGrouping(this)
+                .withReleaseNotices(releaseNotices)
                 .withHolderInspection(new RedisHolderInspection(client, keys, releasePublish));
     }
 
@@ -433,16 +436,31 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
      */
     @Override
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        return newTerm("shorten", kind, key, owner, retiredOwner, keepMillis);
+    }
+
+    /**
+     * Gives {@code owner}'s live lease to {@code nextOwner} for {@code leaseMillis} from now, in the script a shortening
+     * runs: the owner key rewritten (exclusive, fair, write; a waiter's mark kept), or the member replaced (read,
+     * permits), so no late command of {@code owner} finds it. The token stays the hold's.
+     */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        return newTerm("extend", kind, key, owner, nextOwner, leaseMillis);
+    }
+
+    /** One owner-checked script that gives {@code owner}'s lease to {@code nextOwner} for {@code millis} from now. */
+    private RenewalResult newTerm(String operation, LockKind kind, String key, String owner, String nextOwner, long millis) {
         Objects.requireNonNull(kind, "kind");
         requireOwner(owner);
-        requireOwner(retiredOwner);
-        requirePositive(keepMillis, "keepMillis");
+        requireOwner(nextOwner);
+        requirePositive(millis, "leaseMillis");
         Object reply;
         try {
             reply = runScript(kind.shared() ? SHARED_SHORTEN : SHORTEN, key, List.of(leaseKey(kind, key)),
-                    List.of(owner, retiredOwner, Long.toString(keepMillis)));
+                    List.of(owner, nextOwner, Long.toString(millis)));
         } catch (JedisException e) {
-            throw failure("shorten", key, e);
+            throw failure(operation, key, e);
         }
         long code = toLong(reply);
         return code == 1 ? RenewalResult.RENEWED : code == 0 ? RenewalResult.EXPIRED : RenewalResult.TAKEN;

@@ -26,6 +26,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -45,7 +46,7 @@ import redis.clients.jedis.UnifiedJedis;
  * and on the holder finishing within the validity: where correctness matters, use the fencing token.
  * Details (quorum, validity, token raise, releases, interrupts): docs/stores.md#redlock.
  */
-public final class RedlockBackend implements LockBackend {
+public final class RedlockBackend implements LockBackend, LeaseExtension {
 
     private static final Logger log = LoggerFactory.getLogger(RedlockBackend.class);
 
@@ -304,11 +305,15 @@ public final class RedlockBackend implements LockBackend {
         RedisLockBackend.requireOwner(owner);
         View<RenewalResult> view = onEveryNode(node -> node.shorten(kind, key, owner, retiredOwner, keepMillis),
                 this::shortenDecided);
+        return newTermOnQuorum("shortening of key '" + key + "'", view);
+    }
+
+    /** {@code RENEWED} when a quorum gave the lease its new term; throws when fewer than a quorum answered. */
+    private RenewalResult newTermOnQuorum(String what, View<RenewalResult> view) {
         if (view.answered() < quorum) {
-            throw tooFewAnswered("shortening of key '" + key + "'", view.answered(), view);
+            throw tooFewAnswered(what, view.answered(), view);
         }
-        int shortened = view.count(result -> result == RenewalResult.RENEWED);
-        if (shortened >= quorum) {
+        if (view.count(result -> result == RenewalResult.RENEWED) >= quorum) {
             return RenewalResult.RENEWED;
         }
         return view.count(result -> result == RenewalResult.TAKEN) > view.count(result -> result == RenewalResult.EXPIRED)
@@ -316,15 +321,40 @@ public final class RedlockBackend implements LockBackend {
     }
 
     /**
+     * Gives the lease a new term of {@code leaseMillis} under {@code nextOwner} on every master; {@code RENEWED} only
+     * when a quorum did (each master's script rewrites the owner, so no late command of {@code owner} finds it on any).
+     * When fewer than a quorum did, the masters that did are released again for {@code nextOwner}, so that a minority
+     * does not keep the key for nobody for the whole new term.
+     */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
+        RedisLockBackend.requireOwner(owner);
+        View<RenewalResult> view = onEveryNode(node -> node.extend(kind, key, owner, nextOwner, leaseMillis),
+                this::shortenDecided);
+        RenewalResult result = newTermOnQuorum("extension of key '" + key + "'", view);
+        if (result != RenewalResult.RENEWED && view.count(answer -> answer == RenewalResult.RENEWED) > 0) {
+            try {
+                onEveryNode(node -> node.release(kind, key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST), this::releaseDecided);
+            } catch (RuntimeException e) {
+                log.debug("Redlock could not release key '{}' on the masters a failed extension reached; it expires there "
+                        + "after {} ms: {}", key, leaseMillis, e.toString());
+            }
+        }
+        return result;
+    }
+
+
+    /**
      * Exclusive locks, each token issued with its acquisition; renewals as one node for all keys (every master renews
      * every lease), in batches of the configured renewal batch size; notices from every master (a release seen on any
      * of them wakes the waiter); who holds a key on a quorum of masters, and an operator's forced release on every
-     * master.
+     * master; extensions of a fixed lease on a quorum.
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withRenewalGrouping(nodes.get(0).store.capabilities().renewalGrouping().orElse(null))
-                .withReleaseNotices(releaseNotices).withHolderInspection(new RedlockHolderInspection(this));
+                .withReleaseNotices(releaseNotices).withHolderInspection(new RedlockHolderInspection(this)).withLeaseExtension(this);
     }
 
     /** Pings every master in parallel; succeeds once a quorum answered and returns the time that took, in nanoseconds. */

@@ -1,9 +1,11 @@
--- A release before lockAtLeastFor ran out (exclusive, fair and write leases): the key stays taken for what is left,
--- now by a retired owner token that nobody holds, so that no command still on its way for the owner (a renewal that
--- timed out at the client and was retried) can extend it again; it then frees itself.
+-- A new term of a live lease (exclusive, fair and write leases), under a new owner token, so that no command still on
+-- its way for the owner (a renewal that timed out at the client and was retried, a release) can change it again:
+-- a release before lockAtLeastFor ran out keeps the key taken for what is left by a retired owner token that nobody
+-- holds, and then it frees itself; an extension gives the holder's lease a new term of its own. A key that is missing
+-- or another owner's is left as it is: a late call revives nothing.
 -- KEYS[1] the kind's owner key
--- ARGV[1] owner token, ARGV[2] retired owner token, ARGV[3] what is left, in ms
--- Returns 1 done (also when the retired owner holds it already: this ran before), 0 key missing, -1 another owner's.
+-- ARGV[1] owner token, ARGV[2] the new term's owner token, ARGV[3] the new term, in ms
+-- Returns 1 done (also when the new owner holds it already: this ran before), 0 key missing, -1 another owner's.
 local current = redis.call('GET', KEYS[1])
 if heldBy(current, ARGV[2]) then
   return 1

@@ -3,6 +3,7 @@ package dev.dlock.shedlock;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -17,19 +18,23 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * ShedLock's {@link LockProvider} backed by a dlock {@link LockManager}: an application keeps every
- * {@code @SchedulerLock} and locks in any dlock store.
+ * {@code @SchedulerLock} and locks in any dlock store. It is an {@link ExtensibleLockProvider}: a running task may
+ * extend its lock ({@code LockExtender.extendActiveLock}).
  *
  * <p>ShedLock's semantics stay as its documentation states them: {@code lockAtMostFor} is a fixed lease (no
  * watchdog renews it), {@code lockAtLeastFor} is honoured at unlock (the lease is shortened to what is left of it), and
  * a name someone holds — another instance, another thread, or the calling thread itself — is skipped at once, never
- * waited for. What dlock adds: the unlock touches only its own owner token, a lease that ran out before the unlock is
+ * waited for; {@code extend(lockAtMostFor, lockAtLeastFor)} keeps the lock for the new {@code lockAtMostFor} from now,
+ * answers a new lock and leaves the old one invalid, or answers empty when the lock was no longer held. What dlock
+ * adds: the unlock touches only its own owner token, a lease that ran out before the unlock is
  * reported (a WARN here, and {@code LockListener.onLeaseLost} on the manager) instead of deleting the next holder's
  * lock, and the running task reads its fencing token from {@link ShedLockContext}.
  *
  * <p>ShedLock's name {@code job} is dlock key {@code <lockName>:job} under the dlock lock name given here (default
- * {@value #DEFAULT_LOCK_NAME}, the tag of dlock's meters). Locks are not extensible (see {@link ShedLockContext}).
+ * {@value #DEFAULT_LOCK_NAME}, the tag of dlock's meters). An extension is a new term of the lease in the store
+ * ({@link LockHandle#extend(Duration, Duration)}): nothing sent for the lock before it can change the extended lock.
  */
-public final class DlockLockProvider implements LockProvider {
+public final class DlockLockProvider implements ExtensibleLockProvider {
 
     /** The dlock lock name of ShedLock's locks when none is given: every key starts with {@code shedlock:}. */
     public static final String DEFAULT_LOCK_NAME = "shedlock";
@@ -83,11 +88,11 @@ public final class DlockLockProvider implements LockProvider {
         }
         // Bound to no thread: ShedLock skips a held name for the holding thread too, and any thread may unlock.
         LockHandle handle = taken.get().detachFromThread();
-        return Optional.of(new DlockSimpleLock(configuration, handle, ShedLockContext.enter(name, handle)));
+        return Optional.of(new DlockSimpleLock(this, configuration, handle, ShedLockContext.enter(name, handle)));
     }
 
     /** {@code lockAtMostFor} as a fixed lease, never below dlock's shortest ({@link LockRequest#MIN_LEASE_TIME}). */
-    private Duration lease(LockConfiguration configuration) {
+    Duration lease(LockConfiguration configuration) {
         Duration atMost = configuration.getLockAtMostFor();
         if (atMost.compareTo(LockRequest.MIN_LEASE_TIME) >= 0) {
             return atMost;
@@ -100,7 +105,7 @@ public final class DlockLockProvider implements LockProvider {
     }
 
     /** {@code lockAtLeastFor}, or null for none; a fraction of a millisecond counts as one (held at least, never less). */
-    private static Duration lockAtLeastFor(LockConfiguration configuration) {
+    static Duration lockAtLeastFor(LockConfiguration configuration) {
         Duration atLeast = configuration.getLockAtLeastFor();
         if (atLeast.isZero() || atLeast.isNegative()) {
             return null;

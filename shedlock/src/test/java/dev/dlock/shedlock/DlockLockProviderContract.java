@@ -40,7 +40,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * instance, a held name is skipped at once, {@code lockAtLeastFor} keeps the name after an early unlock,
  * {@code lockAtMostFor} frees the name of a holder that never unlocks, a second unlock fails), and what dlock adds (the
  * owner-checked unlock, a lost lease reported and never thrown into ShedLock, the fencing token through
- * {@link ShedLockContext}), run against each real store. "Another instance" is a second {@link LockManager} with a
+ * {@link ShedLockContext}), and ShedLock's extensible-provider suite ({@code extend}: the lock kept past its first
+ * {@code lockAtMostFor}, the old lock invalid, an expired lock not extended), run against each real store. "Another
+ * instance" is a second {@link LockManager} with a
  * backend (and client) of its own; every manager waits five minutes by default, so a provider that waited for a held
  * name would hang instead of skipping it. Each test runs on a thread of its own: a lock a failed test left bound to its
  * thread cannot fail the next one.
@@ -241,41 +243,121 @@ abstract class DlockLockProviderContract {
         next.unlock();
     }
 
+    // ------------------------------------------------------------------ extend (ShedLock's ExtensibleLockProvider)
+
+    /**
+     * ShedLock's {@code shouldBeAbleToExtendLock} and {@code shouldBeAbleToExtendMultipleTimes}: the extended lock keeps
+     * every other instance out past the first {@code lockAtMostFor}, and its unlock frees the name at once.
+     */
     @Test
-    void locksAreNotExtensibleAndAnExtendLeavesTheLockAsItWas() throws Throwable {
+    void anExtendedLockKeepsOtherInstancesOutPastItsFirstLockAtMostFor() throws Exception {
         DlockLockProvider holder = instance();
         DlockLockProvider other = instance();
-        assertThat(holder).isNotInstanceOf(ExtensibleLockProvider.class);
-        SimpleLock lock = lock(holder, config(job, LONG, Duration.ZERO));
-        assertThatThrownBy(() -> lock.extend(LONG, Duration.ZERO)).isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("lockAtMostFor");
-        assertThat(other.lock(config(job, LONG, Duration.ZERO))).isEmpty();
-        lock.unlock();
+        assertThat(holder).isInstanceOf(ExtensibleLockProvider.class);
+        Duration atMost = Duration.ofMillis(800);
+        long start = System.nanoTime();
+        SimpleLock lock = lock(holder, config(job, atMost, Duration.ZERO));
+        SimpleLock extended = extend(extend(extend(lock, LONG, Duration.ZERO), LONG, Duration.ZERO), LONG, Duration.ZERO);
+        // Three times the first lockAtMostFor: the name would have been free twice over without the extensions.
+        while (System.nanoTime() - start < atMost.multipliedBy(3).toNanos()) {
+            assertThat(other.lock(config(job, LONG, Duration.ZERO))).as("another instance past the first lockAtMostFor").isEmpty();
+            Thread.sleep(50);
+        }
+        extended.unlock();
         lock(other, config(job, LONG, Duration.ZERO)).unlock();
-        // ShedLock's way to extend from inside the task says so too, and the task's lock is still released.
-        assertThatThrownBy(() -> new DefaultLockingTaskExecutor(holder).executeWithLock(
-                (Runnable) () -> LockExtender.extendActiveLock(LONG, Duration.ZERO), config(job, LONG, Duration.ZERO)))
-                .isInstanceOf(UnsupportedOperationException.class);
+        assertThat(losses).isEmpty();
+        assertThat(warnings()).isEmpty();
+    }
+
+    /** ShedLock's {@code lockCanNotBeExtendedTwice} and {@code lockCanNotBeUnlockedAfterExtending}: the old lock is invalid. */
+    @Test
+    void theOldLockIsInvalidAfterAnExtensionAndChangesNothing() {
+        DlockLockProvider holder = instance();
+        DlockLockProvider other = instance();
+        SimpleLock lock = lock(holder, config(job, LONG, Duration.ZERO));
+        SimpleLock extended = extend(lock, LONG, Duration.ZERO);
+        assertThatThrownBy(() -> lock.extend(LONG, Duration.ZERO)).as("extending the old lock again")
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(lock::unlock).as("unlocking the old lock").isInstanceOf(IllegalStateException.class);
+        assertThat(other.lock(config(job, LONG, Duration.ZERO))).as("another instance after the old lock's calls").isEmpty();
+        extended.unlock();
+        assertThatThrownBy(extended::unlock).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> extended.extend(LONG, Duration.ZERO)).as("extending an unlocked lock")
+                .isInstanceOf(IllegalStateException.class);
         lock(other, config(job, LONG, Duration.ZERO)).unlock();
     }
 
+    /**
+     * ShedLock's {@code shouldNotBeAbleToExtendExpiredLock}: a lock past its {@code lockAtMostFor} answers empty, and the
+     * extension revives nothing: another instance that took the name keeps it, and a free name stays free.
+     */
     @Test
-    void theRunningTaskReadsItsFencingTokenAndEveryNextHolderGetsALargerOne() throws Throwable {
+    void anExpiredLockCannotBeExtendedAndItsExtensionRevivesNothing() throws Exception {
         DlockLockProvider holder = instance();
         DlockLockProvider other = instance();
-        assertThatThrownBy(ShedLockContext::current).isInstanceOf(IllegalStateException.class);
-        List<Long> tokens = new ArrayList<>();
-        for (DlockLockProvider provider : List.of(holder, other, holder)) {
-            new DefaultLockingTaskExecutor(provider).executeWithLock((Runnable) () -> {
-                ShedLockContext context = ShedLockContext.current();
-                assertThat(context.name()).isEqualTo(job);
-                assertThat(context.key()).isEqualTo("shedlock:" + job);
-                assertThat(context.isHeld()).isTrue();
-                tokens.add(context.fencingToken());
-            }, config(job, LONG, Duration.ZERO));
-            assertThat(ShedLockContext.find()).as("after the task").isEmpty();
-        }
-        assertThat(tokens).as("fencing tokens of three runs on two instances").isSorted().doesNotHaveDuplicates();
+        Duration atMost = Duration.ofMillis(300);
+        SimpleLock taken = lock(holder, config(job, atMost, Duration.ZERO));
+        awaitLock(other, job, System.nanoTime(), Duration.ofSeconds(30));
+        SimpleLock next = lock(other, config(job, LONG, Duration.ZERO));
+        assertThat(taken.extend(LONG, Duration.ZERO)).as("the extension of a lock another instance took").isEmpty();
+        assertThat(instance().lock(config(job, LONG, Duration.ZERO))).as("a third instance while the next holder holds it").isEmpty();
+        next.unlock();
+
+        SimpleLock expired = lock(holder, config(job, atMost, Duration.ZERO));
+        awaitLock(other, job, System.nanoTime(), Duration.ofSeconds(30));
+        assertThat(expired.extend(LONG, Duration.ZERO)).as("the extension of a lock that ran out").isEmpty();
+        lock(other, config(job, LONG, Duration.ZERO)).unlock();
+        assertThat(warnings()).as("each lost lock logged once, as at an unlock").hasSize(2)
+                .allSatisfy(warning -> assertThat(warning).contains(job, "was lost"));
+    }
+
+    /** ShedLock's {@code shouldBeAbleToExtendAtLeast}: the new lockAtLeastFor, counted from the extension, keeps the name. */
+    @Test
+    void anExtensionsLockAtLeastForKeepsTheNameAfterAnEarlyUnlock() throws Exception {
+        DlockLockProvider holder = instance();
+        DlockLockProvider other = instance();
+        SimpleLock lock = lock(holder, config(job, LONG, Duration.ZERO));
+        Duration atLeast = Duration.ofMillis(1_500);
+        long extendedAt = System.nanoTime();
+        SimpleLock extended = extend(lock, LONG, atLeast);
+        extended.unlock();
+        assertThat(other.lock(config(job, LONG, Duration.ZERO))).as("right after the early unlock").isEmpty();
+        assertThat(awaitLock(other, job, extendedAt, Duration.ofSeconds(30))).as("when the name was free again")
+                .isGreaterThanOrEqualTo(atLeast.minusMillis(5)).isLessThan(LONG);
+    }
+
+    /**
+     * ShedLock's way to extend from inside a task ({@code LockExtender.extendActiveLock}): the task runs past its first
+     * lockAtMostFor with the name held, reads the same fencing token, and the executor's unlock frees the name.
+     */
+    @Test
+    void aTaskExtendsItsLockWithLockExtenderAndRunsPastItsFirstLockAtMostFor() throws Throwable {
+        DlockLockProvider holder = instance();
+        DlockLockProvider other = instance();
+        Duration atMost = Duration.ofMillis(800);
+        LockingTaskExecutor.TaskResult<String> result = new DefaultLockingTaskExecutor(holder).executeWithLock(() -> {
+            long start = System.nanoTime();
+            long token = ShedLockContext.current().fencingToken();
+            LockExtender.extendActiveLock(LONG, Duration.ZERO);
+            while (System.nanoTime() - start < atMost.multipliedBy(3).toNanos()) {
+                assertThat(CompletableFuture.supplyAsync(() -> other.lock(config(job, LONG, Duration.ZERO))).join())
+                        .as("another instance while the extended task runs").isEmpty();
+                Thread.sleep(50);
+            }
+            assertThat(ShedLockContext.current().isHeld()).isTrue();
+            assertThat(ShedLockContext.current().fencingToken()).as("the token after the extension").isEqualTo(token);
+            return "done";
+        }, config(job, atMost, Duration.ZERO));
+        assertThat(result.getResult()).isEqualTo("done");
+        lock(other, config(job, LONG, Duration.ZERO)).unlock();
+        assertThat(losses).isEmpty();
+        assertThat(warnings()).isEmpty();
+    }
+
+    private static SimpleLock extend(SimpleLock lock, Duration lockAtMostFor, Duration lockAtLeastFor) {
+        Optional<SimpleLock> extended = lock.extend(lockAtMostFor, lockAtLeastFor);
+        assertThat(extended).as("the extension of %s", lock).isPresent();
+        return extended.get();
     }
 
     @Test

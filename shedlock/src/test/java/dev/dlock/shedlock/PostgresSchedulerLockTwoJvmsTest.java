@@ -1,7 +1,5 @@
 package dev.dlock.shedlock;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.dlock.jdbc.JdbcLockBackend;
 import dev.dlock.jdbc.PostgresServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -13,12 +11,7 @@ class PostgresSchedulerLockTwoJvmsTest extends SchedulerLockTwoJvmsContract {
 
     @BeforeAll
     static void startPostgres() {
-        postgres = PostgresServer.start();
-        try (HikariDataSource pool = new HikariDataSource()) {
-            pool.setJdbcUrl(postgres.jdbcUrl());
-            pool.setUsername("postgres");
-            JdbcLockBackend.builder(pool).createSchema(true).build().close();
-        }
+        postgres = TestStores.startPostgres();
     }
 
     @AfterAll
@@ -30,7 +23,6 @@ class PostgresSchedulerLockTwoJvmsTest extends SchedulerLockTwoJvmsContract {
 
     @Override
     protected String store() {
-        // JdbcBackendFactory's connection string: url|user|password
-        return postgres.jdbcUrl() + "|postgres|";
+        return TestStores.connection(postgres);
     }
 }

@@ -1,7 +1,10 @@
 package dev.dlock.shedlock;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.jdbc.JdbcBackendFactory;
+import dev.dlock.jdbc.JdbcLockBackend;
+import dev.dlock.jdbc.PostgresServer;
 import dev.dlock.redis.RedisLockBackend;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -22,6 +25,22 @@ final class TestStores {
     private static final Map<LockBackend, UnifiedJedis> REDIS_CLIENTS = new ConcurrentHashMap<>();
 
     private TestStores() {
+    }
+
+    /** Starts a PostgreSQL server with dlock's table in it; {@link #connection(PostgresServer)} names it. */
+    static PostgresServer startPostgres() {
+        PostgresServer postgres = PostgresServer.start();
+        try (HikariDataSource pool = new HikariDataSource()) {
+            pool.setJdbcUrl(postgres.jdbcUrl());
+            pool.setUsername("postgres");
+            JdbcLockBackend.builder(pool).createSchema(true).build().close();
+        }
+        return postgres;
+    }
+
+    /** {@code postgres} as {@link JdbcBackendFactory}'s connection string: {@code url|user|password}. */
+    static String connection(PostgresServer postgres) {
+        return postgres.jdbcUrl() + "|postgres|";
     }
 
     /** Connects a new backend to the store {@code connection} names. */

@@ -4,6 +4,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.spi.ReleaseResult;
@@ -45,7 +46,7 @@ import java.util.concurrent.TimeUnit;
  * Thread-safe; the client belongs to the caller ({@link #close()} leaves it open).
  * Details (the recipe, {@link #withdraw}, fixed leases, tokens): docs/zookeeper.md (setup example there too).
  */
-public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
+public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, LeaseExtension {
 
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
 
@@ -79,7 +80,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
 
     /** One owner's node in one key's queue. Guarded by itself. */
     private static final class Entry {
-        final String owner;
+        /** The owner token the node is held for; an extension gives it a new one. */
+        volatile String owner;
         final String key;
         final String keyPath;
         /** Part of the node's name, so that a node whose create reply was lost can still be found. */
@@ -256,6 +258,53 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
         }
     }
 
+    /**
+     * A new term of a fixed lease (a watchdog-managed one lives with the session, and the engine sends it nothing): the
+     * lease is held for {@code nextOwner} from now on, its node's data names it (for the holders an operator reads), and
+     * its end, which this backend schedules, moves to {@code leaseMillis} from now. A lease that ran out or was lost is
+     * not revived; an owner already extended to {@code nextOwner} answers {@code RENEWED} again.
+     */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        BackendCapabilities.requireExclusive(this, kind);
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(nextOwner, "nextOwner");
+        if (leaseMillis < 1) {
+            throw new IllegalArgumentException("leaseMillis must be at least 1, was " + leaseMillis);
+        }
+        Entry repeat = entries.get(nextOwner);
+        if (repeat != null && repeat.key.equals(key)) {
+            synchronized (repeat) {
+                return repeat.state == State.HELD ? RenewalResult.RENEWED : RenewalResult.EXPIRED;
+            }
+        }
+        Entry entry = entries.get(owner);
+        if (entry == null || !entry.key.equals(key)) {
+            return RenewalResult.EXPIRED;
+        }
+        synchronized (entry) {
+            if (entry.state != State.HELD || entries.get(owner) != entry) {
+                return RenewalResult.EXPIRED;
+            }
+            try {
+                client.setData().forPath(entry.nodePath, nextOwner.getBytes(StandardCharsets.UTF_8));
+            } catch (KeeperException.NoNodeException e) {
+                // Deleted behind our back (a forced release): the watch on it reports the loss.
+                return RenewalResult.EXPIRED;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw failure("extend key '" + key + "'", e);
+            } catch (Exception e) {
+                throw failure("extend key '" + key + "'", e);
+            }
+            entries.remove(owner, entry);
+            entry.owner = nextOwner;
+            entries.put(nextOwner, entry);
+            scheduleExpiry(entry, nextOwner, leaseMillis);
+            return RenewalResult.RENEWED;
+        }
+    }
+
     // ---------------------------------------------------------------- release
 
     @Override
@@ -392,12 +441,12 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
     /**
      * Exclusive locks whose fencing tokens are zxids; release notices from watches on the key's queue; leases kept by
      * the session, lost ones reported by this backend; who holds a key (the owner of its lowest queue node; no expiry)
-     * and an operator's forced release (deletes that node).
+     * and an operator's forced release (deletes that node); extensions of a fixed lease, whose end this backend keeps.
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withReleaseNotices(notices).withSessionLeases(this)
-                .withHolderInspection(new ZooKeeperHolderInspection(client, this::keyPath));
+                .withHolderInspection(new ZooKeeperHolderInspection(client, this::keyPath)).withLeaseExtension(this);
     }
 
     @Override
@@ -436,6 +485,7 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
     }
 
     private void lost(Entry entry, String reason) {
+        String owner;
         synchronized (entry) {
             if (entry.state != State.HELD) {
                 return;
@@ -443,10 +493,11 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases {
             // The node (if it still exists after a reconnect) stays until the holder releases: never two holders.
             entry.state = State.LOST;
             cancelExpiry(entry);
+            owner = entry.owner;
         }
         for (LeaseLossListener listener : lossListeners) {
             try {
-                listener.leaseLost(entry.key, entry.owner, reason);
+                listener.leaseLost(entry.key, owner, reason);
             } catch (RuntimeException e) {
                 log.warn("dlock lease loss listener failed for key '{}'; ignored", entry.key, e);
             }

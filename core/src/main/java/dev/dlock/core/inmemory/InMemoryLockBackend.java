@@ -6,6 +6,7 @@ import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.KeyListeners;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
@@ -38,7 +39,7 @@ import java.util.function.LongSupplier;
  * LockManager locks = LockManager.builder(new InMemoryLockBackend()).build();
  * }</pre>
  */
-public final class InMemoryLockBackend implements LockBackend, LocalHandOff, TokensOnRequest {
+public final class InMemoryLockBackend implements LockBackend, LocalHandOff, TokensOnRequest, LeaseExtension {
 
     /** How long a free key's record is kept, so that a repeated release is still recognised. */
     static final long IDLE_RECORD_RETENTION_SECONDS = 60;
@@ -89,12 +90,12 @@ public final class InMemoryLockBackend implements LockBackend, LocalHandOff, Tok
 
     /**
      * Every kind (exclusive, fair, read, write and permits), fencing tokens (also issued on request), release notices,
-     * who holds a key and an operator's forced release, and the local hand-off.
+     * who holds a key and an operator's forced release, the local hand-off, and extensions of every kind.
      */
     @Override
     public BackendCapabilities capabilities() {
         return BackendCapabilities.DEFAULT.withModes(EnumSet.allOf(LockKind.Mode.class)).withReleaseNotices(notices)
-                .withHolderInspection(inspection).withLocalHandOff(this).withTokensOnRequest(this);
+                .withHolderInspection(inspection).withLocalHandOff(this).withTokensOnRequest(this).withLeaseExtension(this);
     }
 
     @Override
@@ -157,6 +158,12 @@ public final class InMemoryLockBackend implements LockBackend, LocalHandOff, Tok
         long keepNanos = leaseNanos(keepMillis);
         return kind.family() == LockKind.Family.EXCLUSIVE ? exclusive.shorten(key, owner, retiredOwner, keepNanos)
                 : sharesOf(kind).shorten(kind, key, owner, retiredOwner, keepNanos);
+    }
+
+    /** A new term of {@code owner}'s lease for {@code nextOwner}, for every kind: the same step as {@link #shorten}. */
+    @Override
+    public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        return shorten(kind, key, owner, nextOwner, leaseMillis);
     }
 
     /**

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  *
  * <p>An ability with behaviour of its own is declared by giving the object that does it ({@link RenewalGrouping},
  * {@link ReleaseNotices}, {@link SessionLeases}, {@link HolderInspection}, {@link LocalHandOff},
- * {@link TokensOnRequest}); absent, the store does not offer it. Two plain facts complete it: the kinds of lock the
+ * {@link TokensOnRequest}, {@link LeaseExtension}); absent, the store does not offer it. Two plain facts complete it: the kinds of lock the
  * store takes, and whether its fencing tokens mean anything. This is the only way a store says what it can do: no
  * flag can claim an ability the store has no code for, and no method of the SPI exists only to throw.
  */
@@ -46,6 +46,7 @@ public final class BackendCapabilities {
         HolderInspection holderInspection;
         LocalHandOff localHandOff;
         TokensOnRequest tokensOnRequest;
+        LeaseExtension leaseExtension;
 
         Declared copy() {
             try {
@@ -117,6 +118,11 @@ public final class BackendCapabilities {
         return Optional.ofNullable(declared.tokensOnRequest);
     }
 
+    /** A held fixed lease given a new term by its holder, in one store call; empty: extensions are refused. */
+    public Optional<LeaseExtension> leaseExtension() {
+        return Optional.ofNullable(declared.leaseExtension);
+    }
+
     /** These capabilities with {@code modes} as the kinds of lock the store takes. */
     public BackendCapabilities withModes(Set<LockKind.Mode> modes) {
         return with(declared -> declared.modes = modes);
@@ -157,6 +163,11 @@ public final class BackendCapabilities {
         return with(declared -> declared.tokensOnRequest = issuance);
     }
 
+    /** These capabilities with {@code extension} as the store's {@link #leaseExtension()}; null for none. */
+    public BackendCapabilities withLeaseExtension(LeaseExtension extension) {
+        return with(declared -> declared.leaseExtension = extension);
+    }
+
     /**
      * For a store that takes exclusive locks only: throws the {@link UnsupportedOperationException} that names
      * {@code store} and {@code kind} unless {@code kind} is exclusive. The engine never sends such a request; this
@@ -174,6 +185,7 @@ public final class BackendCapabilities {
         return "BackendCapabilities[modes=" + declared.modes + ", fencing=" + declared.fencing + ", renewalGrouping="
                 + renewalGrouping().isPresent() + ", releaseNotices=" + releaseNotices().isPresent() + ", sessionLeases="
                 + sessionLeases().isPresent() + ", holderInspection=" + holderInspection().isPresent() + ", localHandOff="
-                + localHandOff().isPresent() + ", tokensOnRequest=" + tokensOnRequest().isPresent() + "]";
+                + localHandOff().isPresent() + ", tokensOnRequest=" + tokensOnRequest().isPresent() + ", leaseExtension="
+                + leaseExtension().isPresent() + "]";
     }
 }

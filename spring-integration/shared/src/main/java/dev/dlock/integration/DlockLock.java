@@ -19,7 +19,8 @@ import java.util.concurrent.locks.Condition;
  * in the store, later ones re-enter it with no store call, and the unlock that balances the first releases it. It keeps
  * the contract of Spring Integration's Redis and JDBC registries (each method's Javadoc says how); stricter, a
  * re-entry whose lease may have run out throws {@link ConcurrentModificationException}. The watchdog keeps the lease
- * while held ({@link #lock(Duration)} takes a fixed one); the holder's token: {@link #fencingToken()}.
+ * while held ({@link #lock(Duration)} takes a fixed one, which the registry's {@code renewLock} extends); the holder's
+ * token: {@link #fencingToken()}.
  * Details: docs/migration/spring-integration.md#where-dlocks-registry-differs-from-spring-integrations.
  */
 public final class DlockLock implements LineLock {
@@ -55,9 +56,9 @@ public final class DlockLock implements LineLock {
     }
 
     /**
-     * Locks like {@link #lock()}, with a fixed lease of {@code ttl} that nothing renews (the key frees itself after
-     * it in the store). Re-entry keeps the lease the outer hold took. (Spring Integration 7's
-     * {@code DistributedLock.lock(ttl)}.)
+     * Locks like {@link #lock()}, with a fixed lease of {@code ttl} that nothing renews but the registry's
+     * {@code renewLock} (the key frees itself after it in the store). Re-entry keeps the lease the outer hold took.
+     * (Spring Integration 7's {@code DistributedLock.lock(ttl)}.)
      *
      * @throws IllegalArgumentException when {@code ttl} is shorter than {@link LockRequest#MIN_LEASE_TIME}
      */
@@ -145,7 +146,8 @@ public final class DlockLock implements LineLock {
 
     /**
      * Locks like {@link #tryLock(long, TimeUnit)}, waiting at most {@code waitTime}, with a fixed lease of {@code ttl}
-     * that nothing renews. (Spring Integration 7's {@code DistributedLock.tryLock(waitTime, ttl)}.)
+     * that nothing renews but the registry's {@code renewLock}. (Spring Integration 7's
+     * {@code DistributedLock.tryLock(waitTime, ttl)}.)
      *
      * @throws IllegalArgumentException when {@code ttl} is shorter than {@link LockRequest#MIN_LEASE_TIME}
      */
@@ -307,7 +309,7 @@ public final class DlockLock implements LineLock {
             } catch (LockBackendException e) {
                 throw new CannotAcquireLockException("Failed to lock '" + key + "' of " + registry, e);
             }
-            registry.held(storeKey, Thread.currentThread(), new DlockLockRegistry.Hold(handle, ttl != null));
+            registry.held(storeKey, Thread.currentThread(), new DlockLockRegistry.Hold(handle, ttl));
             return true;
         }
     }

@@ -1,7 +1,10 @@
 package dev.dlock.integration;
 
+import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
+import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
+import org.springframework.dao.DataAccessResourceFailureException;
 
 import java.time.Duration;
 import java.util.Objects;
@@ -75,38 +78,59 @@ public final class DlockLockRegistry implements LineLockRegistry {
     }
 
     /**
-     * Checks that the calling thread holds {@code lockKey} and that its lease lives: dlock's watchdog renews a held
-     * lease by itself, so there is nothing to send.
+     * Renews the calling thread's hold of {@code lockKey}: a hold taken with a TTL ({@code lock(ttl)},
+     * {@code tryLock(wait, ttl)}) is kept for its TTL again from now, in one store call that gives its lease a new term
+     * (nothing sent for the lease before can change it, see {@link LockHandle#extend(Duration)}); a hold without a TTL is
+     * renewed by dlock's watchdog for as long as it is held, so nothing is sent and only the checks apply.
      *
-     * @throws IllegalStateException when the calling thread does not hold the lock, or its lease was lost
-     * @throws UnsupportedOperationException when the hold has a fixed lease (taken with a TTL): dlock does not extend
-     *         a fixed lease; lock without a TTL and the watchdog keeps the lease for as long as it is held
+     * @throws IllegalStateException when the calling thread does not hold the lock, or its lease was lost or had run
+     *         out (the cause, a {@link LockLostException}, says why; its unlock then throws too)
+     * @throws DataAccessResourceFailureException when the store could not be told: the outcome is unknown, and the
+     *         lease counts until the earlier of its old and new ends
      */
     @Override
     public void renewLock(Object lockKey) {
+        renew(lockKey, null);
+    }
+
+    /**
+     * Renews the calling thread's hold of {@code lockKey} like {@link #renewLock(Object)}, for {@code ttl} from now: a
+     * hold taken with a TTL keeps {@code ttl} as its TTL from then on; a hold without one stays with the watchdog,
+     * which renews it for as long as it is held. (Spring Integration 7's {@code renewLock(key, ttl)}.)
+     *
+     * @throws IllegalArgumentException when {@code ttl} is shorter than {@link dev.dlock.core.LockRequest#MIN_LEASE_TIME}
+     */
+    public void renewLock(Object lockKey, Duration ttl) {
+        renew(lockKey, Objects.requireNonNull(ttl, "ttl"));
+    }
+
+    private void renew(Object lockKey, Duration ttl) {
         Hold hold = obtain(lockKey).currentHold();
         if (hold == null) {
             throw new IllegalStateException("Could not renew lock '" + lockKey + "' of " + this
                     + ": the current thread does not hold it");
         }
-        if (hold.fixedLease) {
-            throw new UnsupportedOperationException("Could not renew lock '" + lockKey + "' of " + this + ": it was taken "
-                    + "with a fixed TTL, which dlock does not extend; lock without a TTL and dlock's watchdog keeps the "
-                    + "lease for as long as the lock is held");
+        Duration term = ttl != null ? ttl : hold.ttl;
+        if (term == null) {
+            // No TTL: the watchdog renews the lease for as long as it is held.
+            if (!hold.handle.isHeld()) {
+                throw new IllegalStateException("Could not renew lock '" + lockKey + "' of " + this + ": its lease was lost ("
+                        + hold.handle.state() + ")");
+            }
+            return;
         }
-        if (!hold.handle.isHeld()) {
+        try {
+            hold.handle.extend(term);
+        } catch (LockLostException e) {
             throw new IllegalStateException("Could not renew lock '" + lockKey + "' of " + this + ": its lease was lost ("
-                    + hold.handle.state() + ")");
+                    + e.getMessage() + ")", e);
+        } catch (LockBackendException e) {
+            throw new DataAccessResourceFailureException("Failed to renew lock '" + lockKey + "' of " + this
+                    + " in the store: the outcome is unknown", e);
         }
-    }
-
-    /**
-     * As {@link #renewLock(Object)}: the watchdog already renews the lease for as long as it is held, so a lease of
-     * at least {@code ttl} from now is kept without a store call. (Spring Integration 7's {@code renewLock(key, ttl)}.)
-     */
-    public void renewLock(Object lockKey, Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        renewLock(lockKey);
+        if (hold.ttl != null) {
+            hold.ttl = term;
+        }
     }
 
     /** The registry key: the prefix of every store key, and the lock name. */
@@ -136,16 +160,17 @@ public final class DlockLockRegistry implements LineLockRegistry {
         holds.remove(new HoldKey(storeKey, thread));
     }
 
-    /** One thread's hold of one key: the lease, and how many times the thread locked it without unlocking. */
+    /** One thread's hold of one key: the lease, its TTL, and how many times the thread locked it without unlocking. */
     static final class Hold {
         final LockHandle handle;
-        final boolean fixedLease;
+        /** The fixed lease the hold was taken or last renewed with; null for a watchdog-managed one. Holding thread only. */
+        Duration ttl;
         /** Touched by the holding thread only. */
         int count = 1;
 
-        Hold(LockHandle handle, boolean fixedLease) {
+        Hold(LockHandle handle, Duration ttl) {
             this.handle = handle;
-            this.fixedLease = fixedLease;
+            this.ttl = ttl;
         }
     }
 

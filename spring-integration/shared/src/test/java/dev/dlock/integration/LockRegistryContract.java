@@ -329,12 +329,11 @@ abstract class LockRegistryContract {
     }
 
     @Test
-    void renewLockNeedsAHoldOfTheCallingThreadAndDoesNotExtendAFixedLease() throws Exception {
+    void renewLockNeedsAHoldOfTheCallingThread() throws Exception {
         assertThatThrownBy(() -> registry.renewLock(key)).isInstanceOf(IllegalStateException.class);
         DlockLock lock = registry.obtain(key);
         lock.lock(Duration.ofSeconds(30));
         try {
-            assertThatThrownBy(() -> registry.renewLock(key)).isInstanceOf(UnsupportedOperationException.class);
             assertThat(onAnotherThread(() -> {
                 try {
                     registry.renewLock(key);
@@ -346,6 +345,66 @@ abstract class LockRegistryContract {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * A hold taken with a TTL is renewed by {@code renewLock(key)} for that TTL from now, again and again: another JVM
+     * stays out for three TTLs, and the unlock frees the key at once.
+     */
+    @Test
+    void renewLockKeepsATtlHoldPastItsTtl() throws Exception {
+        DlockLock lock = registry.obtain(key);
+        Duration ttl = Duration.ofMillis(1_500);
+        assertThat(lock.tryLock(Duration.ZERO, ttl)).isTrue();
+        try {
+            long until = System.nanoTime() + ttl.multipliedBy(3).toNanos();
+            while (System.nanoTime() - until < 0) {
+                registry.renewLock(key);
+                assertThat(other.obtain(key).tryLock()).as("another JVM while the TTL hold is renewed").isFalse();
+                Thread.sleep(300);
+            }
+            assertThat(lock.isLeaseHeld()).isTrue();
+        } finally {
+            lock.unlock();
+        }
+        assertThat(onAnotherThread(() -> lockAndUnlockWithin(other.obtain(key), Duration.ZERO))).as("after the unlock").isTrue();
+    }
+
+    /** {@code renewLock(key, ttl)} gives a TTL hold the new TTL: kept past the old one, and renewed for it from then on. */
+    @Test
+    void renewLockWithATtlKeepsTheHoldForTheNewTtl() throws Exception {
+        DlockLock lock = registry.obtain(key);
+        Duration ttl = Duration.ofMillis(500);
+        lock.lock(ttl);
+        try {
+            registry.renewLock(key, Duration.ofSeconds(30));
+            DlockLock contender = other.obtain(key);
+            assertThat(contender.tryLock(ttl.multipliedBy(5).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("another JVM within five of the old TTLs").isFalse();
+            registry.renewLock(key);
+            assertThat(contender.tryLock(ttl.multipliedBy(3).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("another JVM after renewLock(key) kept the new TTL").isFalse();
+            assertThat(lock.isLeaseHeld()).isTrue();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A TTL hold that ran out cannot be renewed: renewLock throws, and the JVM that took the key keeps it. */
+    @Test
+    void renewLockOfATtlHoldThatRanOutThrowsAndRevivesNothing() throws Exception {
+        DlockLock lock = registry.obtain(key);
+        assertThat(lock.tryLock(Duration.ZERO, Duration.ofMillis(300))).isTrue();
+        DlockLock next = other.obtain(key);
+        assertThat(next.tryLock(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).as("another JVM after the TTL").isTrue();
+        assertThatThrownBy(() -> registry.renewLock(key)).isInstanceOf(IllegalStateException.class)
+                .hasCauseInstanceOf(LockLostException.class);
+        assertThatThrownBy(() -> registry.renewLock(key, Duration.ofMinutes(1))).isInstanceOf(IllegalStateException.class);
+        assertThat(next.isLeaseHeld()).as("the next holder").isTrue();
+        assertThat(onAnotherThread(() -> registry.obtain(key).tryLock())).as("this JVM's other threads while the next holds it")
+                .isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class);
+        next.unlock();
     }
 
     @Test

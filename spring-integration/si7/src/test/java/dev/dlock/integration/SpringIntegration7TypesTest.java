@@ -50,7 +50,7 @@ class SpringIntegration7TypesTest {
     }
 
     @Test
-    void aDistributedLocksTtlIsAFixedLeaseThatFreesTheKeyByItself() throws Exception {
+    void aDistributedLocksTtlIsAFixedLeaseThatFreesTheKeyByItselfUnlessRenewed() throws Exception {
         DistributedLock lock = registry.obtain("ttl");
         lock.lock(Duration.ofMillis(300));
         DistributedLock other = new DlockLockRegistry(elsewhere).obtain("ttl");
@@ -58,9 +58,15 @@ class SpringIntegration7TypesTest {
         other.unlock();
         assertThatThrownBy(lock::unlock).isInstanceOf(java.util.ConcurrentModificationException.class);
 
-        assertThat(lock.tryLock(Duration.ofSeconds(1), Duration.ofSeconds(30))).isTrue();
-        assertThatThrownBy(() -> registry.renewLock("ttl", Duration.ofSeconds(30)))
-                .as("a fixed lease is not extended").isInstanceOf(UnsupportedOperationException.class);
+        // Spring Integration 7's renewLock(key, ttl), through its own interface: the TTL hold is kept for the new TTL.
+        RenewableLockRegistry<DistributedLock> renewable = registry;
+        Duration ttl = Duration.ofMillis(500);
+        assertThat(lock.tryLock(Duration.ofSeconds(1), ttl)).isTrue();
+        renewable.renewLock("ttl", Duration.ofSeconds(30));
+        assertThat(other.tryLock(ttl.multipliedBy(5).toMillis(), TimeUnit.MILLISECONDS))
+                .as("another JVM within five of the old TTLs after renewLock(key, ttl)").isFalse();
         lock.unlock();
+        assertThat(other.tryLock(5, TimeUnit.SECONDS)).as("another JVM after the unlock").isTrue();
+        other.unlock();
     }
 }

@@ -56,7 +56,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * A backend module extends this class once per connection mode and provides the store hooks; a new
  * backend is done when this suite passes against its real server. A store that runs as a process of
  * its own extends {@link StoreFailureContractTest} instead, which adds the tests that crash it. The
- * store-level tier, {@link LockBackendSpiContractTest}, runs on the same store as the nested class {@code Spi}.
+ * store-level tier, {@link LockBackendSpiContractTest}, runs on the same store as the nested class {@code Spi}, and the
+ * extension of fixed leases, {@link LeaseExtensionContractTest}, as the nested class {@code Extension}.
  */
 public abstract class LockBackendContractTest {
 
@@ -157,6 +158,21 @@ public abstract class LockBackendContractTest {
         @Override
         protected long renewedLeaseRemainingMillis(String key, AcquireResult.Held refusal) {
             return LockBackendContractTest.this.renewedLeaseRemainingMillis(key, refusal);
+        }
+    }
+
+    /** The extension tier ({@link LeaseExtensionContractTest}) on the same store: a fixed lease's new terms. */
+    @Nested
+    class Extension extends LeaseExtensionContractTest {
+
+        @Override
+        protected BackendFactory factory() {
+            return LockBackendContractTest.this.factory();
+        }
+
+        @Override
+        protected String connection() {
+            return LockBackendContractTest.this.connection();
         }
     }
 

@@ -7,6 +7,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.HolderInspection;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
@@ -107,6 +108,11 @@ public abstract class LockBackendSpiContractTest {
     private static TokensOnRequest tokensOnRequest(LockBackend store) {
         return store.capabilities().tokensOnRequest().orElseThrow(() -> new AssertionError(store
                 + " took a key without its fencing token, yet offers no TokensOnRequest to issue it"));
+    }
+
+    /** The store's lease extension; a test calls it only once it assumed the store offers one. */
+    private static LeaseExtension extension(LockBackend store) {
+        return store.capabilities().leaseExtension().orElseThrow();
     }
 
     /** The store's local hand-off; a test calls it only once it assumed the store declares one. */
@@ -375,6 +381,52 @@ public abstract class LockBackendSpiContractTest {
         assertThat(taken).as("another owner once the shortened lease ran out (the lease was %s ms)", LEASE_MILLIS)
                 .isInstanceOf(AcquireResult.Acquired.class);
         other.release(LockKind.EXCLUSIVE, key, b, ((AcquireResult.Acquired) taken).fencingToken());
+    }
+
+    /**
+     * An extension gives the live lease a new term under a new owner: a repeat of it is done already, and every command
+     * of the earlier owner that lands later (a renewal, a retried acquisition, a release, a token issuance) misses it.
+     */
+    @Test
+    void anExtendedLeaseBelongsToItsNewOwnerAndTheEarlierOwnersLateCommandsMissIt() {
+        assumeTrue(store.capabilities().leaseExtension().isPresent(), "the store extends no lease");
+        String a = owner("a");
+        String next = owner("a-next");
+        long first = acquired(store.tryAcquire(LockKind.EXCLUSIVE, key, a, LEASE_MILLIS));
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).isEqualTo(RenewalResult.RENEWED);
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, next, LEASE_MILLIS)).as("the same extension repeated")
+                .isEqualTo(RenewalResult.RENEWED);
+        assertThat(store.renew(List.of(new LeaseRenewal(key, a, 1_000))).get(0)).as("the earlier owner's late renewal")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        assertThat(store.tryAcquire(LockKind.EXCLUSIVE, key, a, 1_000)).as("the earlier owner's retried acquisition")
+                .isInstanceOf(AcquireResult.Held.class);
+        store.withdraw(LockKind.EXCLUSIVE, key, a);
+        if (fences() && first == AcquireResult.Acquired.TOKEN_ON_REQUEST) {
+            assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, a)).as("the earlier owner's late token issuance")
+                    .isEmpty();
+            assertThat(tokensOnRequest(store).issueFencingToken(LockKind.EXCLUSIVE, key, next)).as("the new term's token").isPresent();
+        }
+        assertThat(store.release(LockKind.EXCLUSIVE, key, a, AcquireResult.Acquired.TOKEN_ON_REQUEST)).as("the earlier owner's late release")
+                .isNotEqualTo(ReleaseResult.RELEASED);
+        assertThat(newBackend().tryAcquire(LockKind.EXCLUSIVE, key, owner("b"), LEASE_MILLIS)).as("another owner's attempt")
+                .isInstanceOf(AcquireResult.Held.class);
+        assertThat(store.release(LockKind.EXCLUSIVE, key, next, AcquireResult.Acquired.TOKEN_ON_REQUEST))
+                .as("the new term's release").isEqualTo(ReleaseResult.RELEASED);
+    }
+
+    /** An extension that finds the key free, or held by another owner, changes nothing: it revives no lease. */
+    @Test
+    void anExtensionOfAKeyThatIsFreeOrAnothersChangesNothing() {
+        assumeTrue(store.capabilities().leaseExtension().isPresent(), "the store extends no lease");
+        String a = owner("a");
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of a free key")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        LockBackend other = newBackend();
+        String b = owner("b");
+        long token = acquired(other.tryAcquire(LockKind.EXCLUSIVE, key, b, LEASE_MILLIS));
+        assertThat(extension(store).extend(LockKind.EXCLUSIVE, key, a, owner("a-next"), LEASE_MILLIS)).as("an extension of another's key")
+                .isNotEqualTo(RenewalResult.RENEWED);
+        assertThat(other.release(LockKind.EXCLUSIVE, key, b, token)).as("the other owner's release").isEqualTo(ReleaseResult.RELEASED);
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HandOffResult;
 import dev.dlock.core.spi.LeaseRenewal;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
@@ -39,6 +40,10 @@ public final class RecordingBackend implements LockBackend {
     public record SentRenewal(LeaseRenewal renewal, long sentAtNanos) {
     }
 
+    /** One extension sent: the earlier term's owner, the new term's owner and lease, and when ({@link System#nanoTime()}). */
+    public record SentExtension(String owner, String nextOwner, long leaseMillis, long sentAtNanos) {
+    }
+
     private final LockBackend delegate;
     /** Acquire attempts sent. */
     public final AtomicInteger acquires = new AtomicInteger();
@@ -68,6 +73,8 @@ public final class RecordingBackend implements LockBackend {
     public final List<SentRenewal> sentRenewals = new CopyOnWriteArrayList<>();
     /** Every shortening sent (a release before {@code lockAtLeastFor} ran out), as the retired owner's lease, in order. */
     public final List<SentRenewal> sentShortenings = new CopyOnWriteArrayList<>();
+    /** Every extension sent (a fixed lease's new term), as the new owner's lease, with the earlier owner, in order. */
+    public final List<SentExtension> sentExtensions = new CopyOnWriteArrayList<>();
     /** The size of every renewal batch sent, in order. */
     public final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
     private volatile Consumer<List<LeaseRenewal>> beforeRenew = batch -> { };
@@ -76,6 +83,8 @@ public final class RecordingBackend implements LockBackend {
     private volatile Function<Supplier<List<RenewalResult>>, List<RenewalResult>> aroundRenew = Supplier::get;
     private volatile Function<Supplier<HandOffResult>, HandOffResult> aroundHandOff = Supplier::get;
     private volatile Function<Supplier<OptionalLong>, OptionalLong> aroundIssue = Supplier::get;
+    private volatile Function<Supplier<RenewalResult>, RenewalResult> aroundExtend = Supplier::get;
+    private volatile Function<Supplier<RenewalResult>, RenewalResult> aroundShorten = Supplier::get;
     private volatile UnaryOperator<BackendCapabilities> capabilities = UnaryOperator.identity();
     private volatile Function<String, StoreNode> renewalGroups;
 
@@ -124,6 +133,20 @@ public final class RecordingBackend implements LockBackend {
     }
 
     /**
+     * Routes each extension (a fixed lease's new term) through {@code around}, which gets the real call and may hold it,
+     * fail it (throw {@code LockBackendException}: the client gave up, the command may still land), or act while it is
+     * in flight.
+     */
+    public void aroundExtend(Function<Supplier<RenewalResult>, RenewalResult> around) {
+        this.aroundExtend = around;
+    }
+
+    /** Routes each shortening (a release before {@code lockAtLeastFor} ran out) through {@code around}, as {@link #aroundExtend}. */
+    public void aroundShorten(Function<Supplier<RenewalResult>, RenewalResult> around) {
+        this.aroundShorten = around;
+    }
+
+    /**
      * Declares the store's capabilities as {@code change} makes them from the store's own, for example without
      * hand-off so that a test counts plain releases; takes effect for managers built afterwards.
      */
@@ -147,8 +170,8 @@ public final class RecordingBackend implements LockBackend {
     }
 
     /**
-     * The store's capabilities, its hand-off and token issuance recorded (and routed through {@link #aroundHandOff} and
-     * {@link #aroundIssue}), its renewal grouping replaced by {@link #renewalGroups} when set, then as
+     * The store's capabilities, its hand-off, token issuance and lease extension recorded (and routed through
+     * {@link #aroundHandOff}, {@link #aroundIssue} and {@link #aroundExtend}), its renewal grouping replaced by {@link #renewalGroups} when set, then as
      * {@link #alterCapabilities} changes them.
      */
     @Override
@@ -158,6 +181,7 @@ public final class RecordingBackend implements LockBackend {
         BackendCapabilities recorded = declared
                 .withLocalHandOff(declared.localHandOff().map(this::recordedHandOff).orElse(null))
                 .withTokensOnRequest(declared.tokensOnRequest().map(this::recordedIssuance).orElse(null))
+                .withLeaseExtension(declared.leaseExtension().map(this::recordedExtension).orElse(null))
                 .withRenewalGrouping(groups == null ? declared.renewalGrouping().orElse(null) : new RenewalGrouping() {
                     @Override
                     public StoreNode nodeOf(String key) {
@@ -180,6 +204,13 @@ public final class RecordingBackend implements LockBackend {
             }
             passes.add("handOff");
             return aroundHandOff.apply(() -> handOff.handOff(key, owner, nextOwner, leaseMillis, issueToken));
+        };
+    }
+
+    private LeaseExtension recordedExtension(LeaseExtension extension) {
+        return (kind, key, owner, nextOwner, leaseMillis) -> {
+            sentExtensions.add(new SentExtension(owner, nextOwner, leaseMillis, System.nanoTime()));
+            return aroundExtend.apply(() -> extension.extend(kind, key, owner, nextOwner, leaseMillis));
         };
     }
 
@@ -243,8 +274,9 @@ public final class RecordingBackend implements LockBackend {
     @Override
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         sentShortenings.add(new SentRenewal(new LeaseRenewal(key, retiredOwner, keepMillis, kind), System.nanoTime()));
-        return delegate.shorten(kind, key, owner, retiredOwner, keepMillis);
+        return aroundShorten.apply(() -> delegate.shorten(kind, key, owner, retiredOwner, keepMillis));
     }
+
 
     @Override
     public long ping() {

@@ -4,6 +4,7 @@ import dev.dlock.core.LockKind;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LeaseExtension;
 import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
@@ -112,11 +113,15 @@ class InMemoryContractTest extends LockBackendContractTest {
             return STORE.shorten(kind, key, owner, retiredOwner, keepMillis);
         }
 
-        /** Exclusive locks, and the store's release notices, each subscription counted. */
+        /** Exclusive locks, the store's release notices (each subscription counted) and its extension (counted). */
         @Override
         public BackendCapabilities capabilities() {
+            LeaseExtension extension = STORE.capabilities().leaseExtension().orElseThrow();
             return BackendCapabilities.DEFAULT.withReleaseNotices(STORE.capabilities().releaseNotices().map(CountingNotices::new)
-                    .orElse(null));
+                    .orElse(null)).withLeaseExtension((kind, key, owner, nextOwner, leaseMillis) -> {
+                        COMMANDS.incrementAndGet();
+                        return extension.extend(kind, key, owner, nextOwner, leaseMillis);
+                    });
         }
 
         @Override

@@ -504,8 +504,9 @@ public abstract class LockBackendContractTest {
             return;
         }
         RecordingBackend backend = newBackend();
-        // Short, so that the watchdog goes round often: nothing here depends on the lease lasting.
-        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(600)));
+        // Short, so that the watchdog goes round often (1.5 s: a 600 ms Redlock lease ran out before its first renewal
+        // at a load of 8, and a lost lease is never renewed).
+        LockManager locks = manager(backend, b -> b.leaseTime(Duration.ofMillis(1_500)));
         try (LockHandle lock = locks.acquire(key, Duration.ZERO)) {
             awaitTrue(Duration.ofSeconds(5), () -> backend.renewalsOf(key) >= 1);
         }

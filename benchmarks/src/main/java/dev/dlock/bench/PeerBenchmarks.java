@@ -41,6 +41,8 @@ public final class PeerBenchmarks {
     private static final List<String> HEAP_ONLY = List.of("rlr-spin", "lock4j");
 
     private final boolean quick;
+    /** The libraries to run ({@code --only}); null for all. The baselines the targets compare with always run. */
+    private Set<String> only;
     private final Path outDir;
     private final Path workDir;
     private final List<String> report = new ArrayList<>();
@@ -58,18 +60,23 @@ public final class PeerBenchmarks {
         boolean quick = false;
         Path outDir = Path.of("benchmarks/target/peer-benchmarks");
         Set<String> scenarios = Set.of("1", "2", "3", "4");
+        Set<String> only = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
                 case "--out-dir" -> outDir = Path.of(args[++i]);
                 case "--scenarios" -> scenarios = Set.of(args[++i].split(","));
+                case "--only" -> only = Set.of(args[++i].split(","));
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6 (targets = 1 and 2, the speed targets)");
+                        + "; known: --quick, --out-dir DIR, --scenarios 1,2,3,4,5,6 (targets = 1 and 2, the speed targets), "
+                        + "--only LIBRARY,... (scenarios 1 and 2: these and the baselines)");
             }
         }
         System.setProperty("java.awt.headless", "true");
         Files.createDirectories(outDir);
-        new PeerBenchmarks(quick, outDir).runAll(scenarios);
+        PeerBenchmarks benchmarks = new PeerBenchmarks(quick, outDir);
+        benchmarks.only = only;
+        benchmarks.runAll(scenarios);
     }
 
     private void runAll(Set<String> scenarios) throws Exception {
@@ -126,6 +133,11 @@ public final class PeerBenchmarks {
         log.info("Report and charts written to {}:\n{}", outDir.toAbsolutePath(), String.join("\n", report));
     }
 
+    /** {@code ids} narrowed to {@code --only}, keeping raw Jedis and Redisson, which the targets compare with. */
+    private List<String> selected(List<String> ids) {
+        return only == null ? ids : ids.stream().filter(id -> only.contains(id) || id.equals("raw-jedis") || id.equals("redisson")).toList();
+    }
+
     // ---------------------------------------------------------------- scenario 1
 
     private void uncontended(RedisServerProcess redis) throws Exception {
@@ -134,7 +146,7 @@ public final class PeerBenchmarks {
         List<UncontendedPeers.Row> rows;
         Map<String, Double> commandsPerPair = new LinkedHashMap<>();
         try {
-            for (String id : UNCONTENDED) {
+            for (String id : selected(UNCONTENDED)) {
                 libraries.add(PeerLocks.open(id));
             }
             rows = UncontendedPeers.run(libraries, threadCounts, quick ? 3 : 5, quick ? 1_000 : 2_000);
@@ -222,7 +234,7 @@ public final class PeerBenchmarks {
         long millis = quick ? 3_000 : 15_000;
         List<HotKeyPeers.Row> rows = new ArrayList<>();
         for (int[] shape : HOT_KEY_SHAPES) {
-            for (String id : HOT_KEY) {
+            for (String id : selected(HOT_KEY)) {
                 log.info("Hot key, {}: {}", HotKeyPeers.shape(shape[0], shape[1]), id);
                 rows.add(HotKeyPeers.run(redis, id, shape[0], shape[1], millis, workDir));
             }

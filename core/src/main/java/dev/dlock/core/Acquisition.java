@@ -189,6 +189,11 @@ final class Acquisition {
         if (handedOver != null) {
             return keepHandedOver();
         }
+        long heldBack = takesTurn ? gate.turn.heldBackNanos(System.nanoTime()) : 0;
+        if (heldBack > 0 && deadline - System.nanoTime() > heldBack) {
+            // This JVM's streak on the key just ended for the owner that waits: leave the freed key to it a moment.
+            return new Wait(heldBack, Long.MAX_VALUE);
+        }
         long noticesSeen = gate.notices.noticeCount();
         manager.losses.expectGrant(owner);
         long sentAt = System.nanoTime();

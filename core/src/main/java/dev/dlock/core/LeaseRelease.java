@@ -63,6 +63,8 @@ final class LeaseRelease {
         // others waited): then the next waiter has it, and asks the store like anyone.
         boolean turnOurs = lease.giveBackTurn();
         LocalTurn.Waiter successor = turnOurs && before == LockState.HELD && mayHandOff(lease) ? lease.gate.turn.reserveSuccessor() : null;
+        // The streak is over because another owner waits: the key is freed for it, and this JVM holds back a moment.
+        boolean streakEnded = turnOurs && before == LockState.HELD && lease.handOffStreak >= LockManager.MAX_LOCAL_HAND_OFFS;
         LocalTurn.HandOff handedOver = null;
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;
@@ -97,6 +99,9 @@ final class LeaseRelease {
             if (successor != null) {
                 gate.turn.handOver(successor, handedOver);
             } else if (turnOurs) {
+                if (streakEnded && result == ReleaseResult.RELEASED) {
+                    gate.turn.holdBack(System.nanoTime() + manager.holdBackAfterStreakNanos);
+                }
                 gate.turn.leave();
             }
             manager.leaveGate(lease.kind, lease.key, gate);

@@ -35,6 +35,12 @@ final class LocalTurn {
      */
     private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
     private boolean taken;
+    /**
+     * Until when (System.nanoTime) this JVM's waiters leave the key to other owners before asking the store: set when a
+     * streak of local hand-offs ended because another owner waits, so that owner, woken by the release notice one hop
+     * later than a local waiter, is not beaten to the freed key by this JVM again. Zero when not held back.
+     */
+    private volatile long heldBackUntilNanos;
 
     LocalTurn(KeyHolders holders, KeyGate.TimedWait timedWait) {
         this.holders = holders;
@@ -311,6 +317,17 @@ final class LocalTurn {
         } finally {
             turnLock.unlock();
         }
+    }
+
+    /** Holds this JVM's next store attempts on the key back until {@code untilNanos} (System.nanoTime). */
+    void holdBack(long untilNanos) {
+        heldBackUntilNanos = untilNanos;
+    }
+
+    /** How much longer this JVM's waiters leave the freed key to other owners, in nanoseconds; 0 when they may ask. */
+    long heldBackNanos(long nowNanos) {
+        long until = heldBackUntilNanos;
+        return until == 0 ? 0 : Math.max(0, until - nowNanos);
     }
 
     /** Gives the turn back and wakes the first waiter. */

@@ -52,7 +52,14 @@ public final class LockManager implements AutoCloseable {
      * The most times in a row a key passes from one holder to the next in this JVM without being freed in the
      * store while another owner waits for it; then it is released, so that waiters in other JVMs get their chance.
      */
-    static final int MAX_LOCAL_HAND_OFFS = 8;
+    static final int MAX_LOCAL_HAND_OFFS = 32;
+
+    /**
+     * How long, after such a streak ended, this JVM's own waiters leave the freed key to the owner that waits for it: it
+     * learns of the release by a notice, a hop later than a local waiter would, and would otherwise rarely get the key.
+     * When nobody takes it meanwhile, the key stays free for this long at most.
+     */
+    static final Duration DEFAULT_HOLD_BACK_AFTER_STREAK = Duration.ofMillis(2);
 
     private final LockBackend backend;
     final Optional<ReleaseNotices> notices;
@@ -63,6 +70,8 @@ public final class LockManager implements AutoCloseable {
     final boolean sessionKept;
     /** True when a released exclusive lease may pass straight to the next local waiter ({@link Builder#localHandOff}). */
     private final boolean handOffs;
+    /** {@link #DEFAULT_HOLD_BACK_AFTER_STREAK}, or what a test set. */
+    final long holdBackAfterStreakNanos;
     private final Duration defaultWaitTime;
     final long watchdogLeaseMillis;
     final LockListener listener;
@@ -103,6 +112,7 @@ public final class LockManager implements AutoCloseable {
         this.unknownAttempts = new UnknownAttempts(backend, sessionKept, watchdogLeaseMillis);
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
         this.handOffs = builder.localHandOff && !sessionKept && capabilities.localHandOff().isPresent();
+        this.holdBackAfterStreakNanos = builder.holdBackAfterStreak.toNanos();
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         this.losses = new LeaseLosses(this, sessionKept);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(losses::storeReported));
@@ -394,6 +404,7 @@ public final class LockManager implements AutoCloseable {
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
         private boolean localHandOff = true;
+        private Duration holdBackAfterStreak = DEFAULT_HOLD_BACK_AFTER_STREAK;
         private boolean lockOrderWarnings = true;
         private String instanceId;
         private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE_PERIOD;
@@ -450,6 +461,12 @@ public final class LockManager implements AutoCloseable {
          */
         public Builder localHandOff(boolean handOff) {
             this.localHandOff = handOff;
+            return this;
+        }
+
+        /** How long this JVM's waiters leave a key freed at the end of a hand-off streak to other owners (tests widen it). */
+        Builder holdBackAfterStreak(Duration holdBack) {
+            this.holdBackAfterStreak = holdBack;
             return this;
         }
 

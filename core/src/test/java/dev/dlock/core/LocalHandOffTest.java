@@ -3,15 +3,18 @@ package dev.dlock.core;
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.core.spi.AcquireResult;
+import dev.dlock.core.spi.ReleaseNotices;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,6 +28,9 @@ import org.junit.jupiter.api.Test;
  * passed on, the next holder's own lease, and other JVMs getting the key after a bounded streak once they ask.
  */
 class LocalHandOffTest {
+
+    /** Threads queued behind a holder in the streak tests: a full streak and a few more. */
+    private static final int SUCCESSORS = LockManager.MAX_LOCAL_HAND_OFFS + 3;
 
     @Test
     void threadsOfOneJvmPassTheKeyOnWithIncreasingTokensOneAtATime() throws Exception {
@@ -81,12 +87,65 @@ class LocalHandOffTest {
         InMemoryLockBackend shared = new InMemoryLockBackend();
         RecordingBackend store = new RecordingBackend(shared);
         try (LockManager locks = LockManager.builder(store).build(); LockManager otherJvm = LockManager.builder(shared).build()) {
-            passAmongQueuedThreads(locks, store, 11, () -> assertThat(otherJvm.tryAcquire("hot")).isEmpty());
+            passAmongQueuedThreads(locks, store, SUCCESSORS, () -> assertThat(otherJvm.tryAcquire("hot")).isEmpty());
         }
         List<String> expected = new ArrayList<>(repeat("handOff", LockManager.MAX_LOCAL_HAND_OFFS, "release"));
         // Freed once: the next holder took it from the store, where nobody else asks any more.
-        expected.addAll(repeat("handOff", 11 - LockManager.MAX_LOCAL_HAND_OFFS - 1, "release"));
+        expected.addAll(repeat("handOff", SUCCESSORS - LockManager.MAX_LOCAL_HAND_OFFS - 1, "release"));
         assertThat(store.passes).as("the releases after the other JVM was refused").containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void whenAStreakEndsForAnotherJvmItsWaiterGetsTheFreedKeyBeforeThisJvmAsksAgain() throws Exception {
+        InMemoryLockBackend shared = new InMemoryLockBackend();
+        // The other JVM learns of a release a hop later than this JVM's own waiters do, as over a store's notices.
+        RecordingBackend otherStore = new RecordingBackend(shared);
+        ScheduledExecutorService hop = Executors.newSingleThreadScheduledExecutor();
+        otherStore.alterCapabilities(declared -> declared.withReleaseNotices(oneHopLater(declared.releaseNotices().orElseThrow(), hop)));
+        List<String> holders = Collections.synchronizedList(new ArrayList<>());
+        // Far wider than the hop, for a loaded machine; the last local holders wait it out, so it is the test's length.
+        try (LockManager locks = LockManager.builder(shared).holdBackAfterStreak(Duration.ofSeconds(2)).build();
+             LockManager otherJvm = LockManager.builder(otherStore).build()) {
+            LockHandle first = locks.acquire("hot", Duration.ofSeconds(5));
+            ExecutorService threads = Executors.newFixedThreadPool(SUCCESSORS + 1);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < SUCCESSORS; t++) {
+                done.add(threads.submit(() -> {
+                    try (LockHandle lock = locks.acquire("hot", Duration.ofSeconds(30))) {
+                        holders.add("this");
+                    }
+                    return null;
+                }));
+            }
+            EngineTestSupport.await(SUCCESSORS + " threads queued for the key", Duration.ofSeconds(10),
+                    () -> EngineTestSupport.threadsWaitingForTheTurn() >= SUCCESSORS);
+            done.add(threads.submit(() -> {
+                try (LockHandle lock = otherJvm.acquire("hot", Duration.ofSeconds(30))) {
+                    holders.add("other");
+                }
+                return null;
+            }));
+            // Once the other JVM's waiter sleeps until a release notice, it has asked the store and marked the key.
+            EngineTestSupport.await("the other JVM's waiter asked the store", Duration.ofSeconds(10),
+                    () -> Thread.getAllStackTraces().keySet().stream().anyMatch(thread -> EngineTestSupport.isIn(thread, KeyNotices.class, "awaitNotices")));
+            first.close();
+            for (Future<?> future : done) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdown();
+        } finally {
+            hop.shutdownNow();
+        }
+        List<String> expected = new ArrayList<>(Collections.nCopies(LockManager.MAX_LOCAL_HAND_OFFS, "this"));
+        expected.add("other");
+        expected.addAll(Collections.nCopies(SUCCESSORS - LockManager.MAX_LOCAL_HAND_OFFS, "this"));
+        assertThat(holders).as("holders in order: a streak of local hand-offs, then the freed key goes to the other JVM's waiter")
+                .containsExactlyElementsOf(expected);
+    }
+
+    /** {@code notices} delivered 50 ms late on {@code hop}'s thread. */
+    private static ReleaseNotices oneHopLater(ReleaseNotices notices, ScheduledExecutorService hop) {
+        return (key, onRelease) -> notices.subscribe(key, () -> hop.schedule(onRelease, 50, TimeUnit.MILLISECONDS));
     }
 
     private static void passAmongQueuedThreads(LockManager locks, RecordingBackend store, int successors) throws Exception {

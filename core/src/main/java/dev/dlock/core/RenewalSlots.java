@@ -23,14 +23,22 @@ final class RenewalSlots {
 
     private final DelayQueue<Slot> queue = new DelayQueue<>();
     private final ConcurrentSkipListMap<Long, Slot> slots = new ConcurrentSkipListMap<>();
+    /** The slot scheduled into last: acquisitions of one 10 ms window all go there, without a look-up in {@link #slots}. */
+    private volatile Slot lastUsed;
 
     /** Queues {@code lease} for {@code dueNanos}, out of the slot it waited in. */
     void schedule(Lease lease, long dueNanos) {
         cancel(lease);
         long index = Math.floorDiv(dueNanos, SLOT_NANOS);
+        Slot last = lastUsed;
+        // A closed slot refuses the lease, which then takes the way through the map.
+        if (last != null && last.index == index && last.add(lease)) {
+            return;
+        }
         while (true) {
             Slot slot = slots.computeIfAbsent(index, this::newSlot);
             if (slot.add(lease)) {
+                lastUsed = slot;
                 return;
             }
             // The watchdog took this slot a moment ago; drop it so the next round creates a fresh one.
@@ -83,15 +91,17 @@ final class RenewalSlots {
     /** Leases due in one {@value #SLOT_MILLIS} ms time slot; one DelayQueue entry. */
     static final class Slot implements Delayed {
         private final long dueNanos;
+        private final long index;
         private final LinkedHashSet<Lease> leases = new LinkedHashSet<>();
         private boolean closed;
 
         Slot(long dueNanos) {
             this.dueNanos = dueNanos;
+            this.index = Math.floorDiv(dueNanos, SLOT_NANOS);
         }
 
         long index() {
-            return Math.floorDiv(dueNanos, SLOT_NANOS);
+            return index;
         }
 
         synchronized boolean add(Lease lease) {

@@ -243,7 +243,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
      */
     private AcquireResult acquireExclusive(String key, String owner, long leaseMillis, boolean issueToken) {
         String lockKey = keys.lockKey(key);
-        if (!issueToken && !refusedOwners.contains(owner)) {
+        // isEmpty first: an owner token is long, and hashing it on every acquisition shows in a profile.
+        if (!issueToken && (refusedOwners.isEmpty() || !refusedOwners.contains(owner))) {
             AcquireResult taken = acquire(LockKind.EXCLUSIVE, key, owner, (pipeline, fullScript) -> {
                 Response<String> set = pipeline.set(lockKey, owner, JedisGeneration.setIfAbsent(leaseMillis));
                 return () -> "OK".equals(set.get()) ? TAKEN_WITHOUT_TOKEN : null;

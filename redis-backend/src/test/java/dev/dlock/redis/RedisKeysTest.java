@@ -25,6 +25,15 @@ class RedisKeysTest {
                 "🔒".repeat(250), "x".repeat(1024), "{" + "ü".repeat(500) + "}");
     }
 
+    @Test
+    void aKeyWithNothingToEncodeIsUsedAsItIsAndEachSpecialCharacterIsEncoded() {
+        String plain = "order:" + 42;
+        assertThat(RedisKeys.escape(plain)).isSameAs(plain);
+        assertThat(RedisKeys.escape("a%b")).isEqualTo("a%25b");
+        assertThat(RedisKeys.escape("{a")).isEqualTo("%7Ba");
+        assertThat(RedisKeys.escape("a}")).isEqualTo("a%7D");
+    }
+
     @ParameterizedTest
     @MethodSource("awkwardKeys")
     void lockKeyCounterAndChannelShareOneSlot(String key) {

@@ -1,5 +1,7 @@
 package dev.dlock.redis;
 
+import dev.dlock.core.LockKind;
+
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,8 +42,9 @@ public final class CoalescerBenchAccess {
             if (coalescer.setIfAbsent(0, lockKey, owner, 30_000) == null) {
                 throw new IllegalStateException("uncontended key " + key + " was taken");
             }
-            return coalescer.run(RELEASE, 0, List.of(lockKey, KEYS.releaseChannel(key), KEYS.counterKey(key)),
-                    List.of(owner, "classic", "0", "marked"));
+            // As RedisLockBackend.releaseOnce sends it: the lock key, its channel and the record of its last release.
+            return coalescer.run(RELEASE, 0, List.of(lockKey, KEYS.releaseChannel(key), KEYS.lastReleaseKey(LockKind.EXCLUSIVE, key)),
+                    List.of(owner, "classic", "marked", Long.toString(RedisLockBackend.RELEASE_RECORD_MILLIS)));
         };
     }
 }

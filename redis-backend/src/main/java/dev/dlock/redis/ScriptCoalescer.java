@@ -43,13 +43,16 @@ final class ScriptCoalescer {
      * {@link #FEW_CALLERS} callers, then fewer in proportion (half at twice as many), down to {@link #MIN_LANES_IN_USE}.
      * Few callers rarely share a round trip, and waiting for a lane costs them more than the batch saves; many
      * callers fill the lanes anyway, and fewer, larger batches cost Redis and the client less per call. Measured
-     * with {@code CoalescerLanes} (uncontended acquire + release pairs, alternating rounds, x raw Jedis at 8 / 32 / 64
-     * threads): 8 lanes 0.73 / 0.75 / 0.96, 2 lanes 0.57 / 1.01 / 1.26, this rule 0.71 / 0.97 / 1.21; with the
-     * acquisition a plain SET: 0.88 / 1.04 / 1.46, 0.75 / 1.43 / 1.82 and 0.94 / 1.49 / 1.84 (docs/benchmarks.md).
+     * with {@code CoalescerLanes} on a quiet machine (uncontended lock + unlock pairs, 5 alternating rounds, x raw
+     * Jedis at 8 / 64 threads): 2 lanes 0.57 / 1.32, 4 lanes 0.77 / 1.51, 8 lanes 0.84 / 1.31, this rule 0.83 / 1.51
+     * (docs/benchmarks.md).
      */
     static final int LANES_PER_NODE = 8;
-    /** The fewest lanes in use, however many callers queue: one lane alone makes each batch wait for the one before. */
-    static final int MIN_LANES_IN_USE = 2;
+    /**
+     * The fewest lanes in use, however many callers queue: with 2, each of the two large batches waits for the one
+     * before on its lane, and the client and Redis sit idle meanwhile (1.32x raw Jedis at 64 threads against 1.51x).
+     */
+    static final int MIN_LANES_IN_USE = 4;
     /** Up to this many callers in the coalescer for one node at once, every lane is in use. */
     static final int FEW_CALLERS = 16;
     /**

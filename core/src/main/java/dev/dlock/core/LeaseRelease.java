@@ -62,9 +62,10 @@ final class LeaseRelease {
         // The turn is ours to pass on or give back unless the lease's end gave it back already (lost, or run out while
         // others waited): then the next waiter has it, and asks the store like anyone.
         boolean turnOurs = lease.giveBackTurn();
-        LocalTurn.Waiter successor = turnOurs && before == LockState.HELD && mayHandOff(lease) ? lease.gate.turn.reserveSuccessor() : null;
+        boolean passable = turnOurs && before == LockState.HELD;
+        LocalTurn.Waiter successor = passable && mayHandOff(lease) ? lease.gate.turn.reserveSuccessor() : null;
         // The streak is over because another owner waits: the key is freed for it, and this JVM holds back a moment.
-        boolean streakEnded = turnOurs && before == LockState.HELD && lease.handOffStreak >= LockManager.MAX_LOCAL_HAND_OFFS;
+        boolean streakEnded = passable && lease.handOffStreak >= LockManager.MAX_LOCAL_HAND_OFFS;
         LocalTurn.HandOff handedOver = null;
         ReleaseResult result = null;
         LockBackendException unknownOutcome = null;

@@ -32,7 +32,7 @@ final class RenewalSlots {
         long index = Math.floorDiv(dueNanos, SLOT_NANOS);
         Slot last = lastUsed;
         // A closed slot refuses the lease, which then takes the way through the map.
-        if (last != null && last.index == index && last.add(lease)) {
+        if (last != null && last.index() == index && last.add(lease)) {
             return;
         }
         while (true) {
@@ -47,7 +47,7 @@ final class RenewalSlots {
     }
 
     private Slot newSlot(long index) {
-        Slot slot = new Slot(index * SLOT_NANOS);
+        Slot slot = new Slot(index);
         queue.add(slot);
         return slot;
     }
@@ -90,18 +90,21 @@ final class RenewalSlots {
 
     /** Leases due in one {@value #SLOT_MILLIS} ms time slot; one DelayQueue entry. */
     static final class Slot implements Delayed {
-        private final long dueNanos;
+        /** Which {@value #SLOT_MILLIS} ms window of System.nanoTime the slot is: due at its start. */
         private final long index;
         private final LinkedHashSet<Lease> leases = new LinkedHashSet<>();
         private boolean closed;
 
-        Slot(long dueNanos) {
-            this.dueNanos = dueNanos;
-            this.index = Math.floorDiv(dueNanos, SLOT_NANOS);
+        Slot(long index) {
+            this.index = index;
         }
 
         long index() {
             return index;
+        }
+
+        private long dueNanos() {
+            return index * SLOT_NANOS;
         }
 
         synchronized boolean add(Lease lease) {
@@ -137,12 +140,12 @@ final class RenewalSlots {
 
         @Override
         public long getDelay(TimeUnit unit) {
-            return unit.convert(dueNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+            return unit.convert(dueNanos() - System.nanoTime(), TimeUnit.NANOSECONDS);
         }
 
         @Override
         public int compareTo(Delayed other) {
-            return Long.compare(dueNanos, ((Slot) other).dueNanos);
+            return Long.compare(index, ((Slot) other).index);
         }
     }
 }

@@ -126,8 +126,7 @@ class LocalHandOffTest {
                 return null;
             }));
             // Once the other JVM's waiter sleeps until a release notice, it has asked the store and marked the key.
-            EngineTestSupport.await("the other JVM's waiter asked the store", Duration.ofSeconds(10),
-                    () -> Thread.getAllStackTraces().keySet().stream().anyMatch(thread -> EngineTestSupport.isIn(thread, KeyNotices.class, "awaitNotices")));
+            awaitThreadIn(KeyNotices.class, "awaitNotices");
             first.close();
             for (Future<?> future : done) {
                 future.get(60, TimeUnit.SECONDS);
@@ -141,6 +140,57 @@ class LocalHandOffTest {
         expected.addAll(Collections.nCopies(SUCCESSORS - LockManager.MAX_LOCAL_HAND_OFFS, "this"));
         assertThat(holders).as("holders in order: a streak of local hand-offs, then the freed key goes to the other JVM's waiter")
                 .containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void aWaiterInterruptedWhileItsJvmHoldsBackGivesUpAndTheOthersStillGetTheKey() throws Exception {
+        InMemoryLockBackend shared = new InMemoryLockBackend();
+        RecordingBackend store = new RecordingBackend(shared);
+        List<Object> outcomes = Collections.synchronizedList(new ArrayList<>());
+        try (LockManager locks = LockManager.builder(store).holdBackAfterStreak(Duration.ofSeconds(2)).build();
+             LockManager otherJvm = LockManager.builder(shared).build()) {
+            LockHandle first = locks.acquire("hot", Duration.ofSeconds(5));
+            ExecutorService threads = Executors.newFixedThreadPool(SUCCESSORS);
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < SUCCESSORS; t++) {
+                done.add(threads.submit(() -> {
+                    try (LockHandle lock = locks.acquire("hot", Duration.ofSeconds(30))) {
+                        outcomes.add("held");
+                    } catch (LockNotAcquiredException e) {
+                        outcomes.add(e.reason());
+                    }
+                    return null;
+                }));
+            }
+            EngineTestSupport.await(SUCCESSORS + " threads queued for the key", Duration.ofSeconds(10),
+                    () -> EngineTestSupport.threadsWaitingForTheTurn() >= SUCCESSORS);
+            // The other JVM asks once and leaves: the streak ends for it, and this JVM holds back for nobody.
+            assertThat(otherJvm.tryAcquire("hot")).isEmpty();
+            first.close();
+            Thread heldBack = awaitThreadIn(KeyNotices.class, "awaitNotices");
+            heldBack.interrupt();
+            for (Future<?> future : done) {
+                future.get(60, TimeUnit.SECONDS);
+            }
+            threads.shutdown();
+            EngineTestSupport.assertFree(locks, "hot", "the key after every holder released");
+        }
+        assertThat(outcomes).as("the waiter interrupted while held back gives up; the others hold the key after the pause")
+                .containsOnlyOnce(LockNotAcquiredException.Reason.INTERRUPTED)
+                .filteredOn("held"::equals).hasSize(SUCCESSORS - 1);
+        assertThat(store.passes.subList(0, LockManager.MAX_LOCAL_HAND_OFFS + 1)).as("the streak, then the key freed in the store")
+                .containsExactlyElementsOf(repeat("handOff", LockManager.MAX_LOCAL_HAND_OFFS, "release"));
+    }
+
+    /** The first thread found inside {@code type.method}, waiting up to 10 s. */
+    private static Thread awaitThreadIn(Class<?> type, String method) {
+        Thread[] found = new Thread[1];
+        EngineTestSupport.await("a thread in " + type.getSimpleName() + "." + method, Duration.ofSeconds(10), () -> {
+            found[0] = Thread.getAllStackTraces().keySet().stream()
+                    .filter(thread -> EngineTestSupport.isIn(thread, type, method)).findFirst().orElse(null);
+            return found[0] != null;
+        });
+        return found[0];
     }
 
     /** {@code notices} delivered 50 ms late on {@code hop}'s thread. */

@@ -1,6 +1,7 @@
 package dev.dlock.jdbc;
 
 import dev.dlock.testkit.LoopbackPorts;
+import dev.dlock.testkit.Signals;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -84,19 +85,7 @@ final class ServerProcesses {
 
     /** Sends {@code signal} ({@code STOP}, {@code CONT}, …) to process {@code pid}; fails unless kill exits 0. */
     static void signal(String signal, long pid) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                kill.destroyForcibly();
-                throw new IllegalStateException("kill -" + signal + " " + pid + " failed: "
-                        + new String(kill.getInputStream().readAllBytes()));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run kill -" + signal + " " + pid, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted sending " + signal + " to " + pid, e);
-        }
+        Signals.send(pid, signal);
     }
 
     static void deleteRecursively(Path directory) {

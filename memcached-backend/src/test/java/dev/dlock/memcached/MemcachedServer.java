@@ -1,6 +1,7 @@
 package dev.dlock.memcached;
 
 import dev.dlock.testkit.LoopbackPorts;
+import dev.dlock.testkit.Signals;
 
 import java.io.BufferedInputStream;
 import java.io.EOFException;
@@ -254,18 +255,7 @@ public final class MemcachedServer implements AutoCloseable {
     }
 
     private void signal(String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).redirectErrorStream(true).start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + signal + " " + pid() + " failed: "
-                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        Signals.send(pid(), signal);
     }
 
     /** The binary to run; skips the calling test when there is none. */

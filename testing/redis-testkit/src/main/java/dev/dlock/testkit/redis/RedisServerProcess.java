@@ -1,6 +1,7 @@
 package dev.dlock.testkit.redis;
 
 import dev.dlock.testkit.LoopbackPorts;
+import dev.dlock.testkit.Signals;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -419,20 +420,7 @@ public final class RedisServerProcess implements AutoCloseable {
         if (current == null || !current.isAlive()) {
             throw new IllegalStateException("Redis server on port " + port + " is not running");
         }
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(current.pid()))
-                    .redirectErrorStream(true)
-                    .start();
-            String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!kill.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + signal + " " + current.pid() + " failed: " + output);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot send SIG" + signal + " to redis-server " + current.pid(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while sending SIG" + signal + " to redis-server", e);
-        }
+        Signals.send(current.pid(), signal);
     }
 
     private void awaitPing() {

@@ -78,6 +78,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping, Leas
     private static final String DUPLICATE_KEY_STATE = "23505";
     private static final String DEADLOCK_STATE = "40001";
     private static final int ACQUIRE_ATTEMPTS = 3;
+    /** How far above the value it read an H2 raise moves the sequence at least (see {@link #raiseTokenFloor}). */
+    static final long TOKEN_FLOOR_MARGIN_MICROS = 1_000_000;
     private static final int LATE_RELEASE_QUEUE = 1_000;
     private static final Executor DIRECT = Runnable::run;
 
@@ -99,6 +101,8 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping, Leas
      * least token a row it takes gets, elsewhere 0 once raised (the sequence carries it). Negative until raised.
      */
     private volatile long tokenFloor = -1;
+    /** Test hook: runs between reading the sequence and moving it in {@link #raiseTokenFloor}. */
+    private volatile Runnable afterTokenFloorRead = () -> { };
     /** Cleared when the driver cannot set a network timeout (H2 in-process), so it is not asked again. */
     private volatile boolean networkTimeoutSupported = true;
 
@@ -219,38 +223,88 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping, Leas
      * guard that accepted tokens from another store (or from this one before the floor) keeps accepting. The sequence
      * only ever rises, so no token is lower than one issued before. On MySQL the clock read here is bound into every
      * take and new row instead, above the row's own count and the floor table, which keep tokens increasing per key.
-     * Runs again when it failed (the acquisition fails with it); two threads may both run it, which changes nothing.
+     * Runs again when it failed (the acquisition fails with it).
+     * <p>
+     * Moving a sequence to a number can lower it when two backends start at once: one reads, the other moves the
+     * sequence to its later clock and issues tokens, then the first moves it back. MariaDB's SETVAL never lowers. On
+     * PostgreSQL (a transaction-scoped advisory lock) and H2 (the lock of a row of the lock table) raisers take turns,
+     * and move the sequence at least {@value #TOKEN_FLOOR_MARGIN_MICROS} above the value they read: acquisitions go on
+     * issuing tokens between the read and the move, but never that many. (A table lock that held acquisitions off
+     * would queue every acquisition behind a raise that waits for a slow statement.)
      */
     private void raiseTokenFloor(Connection connection) throws SQLException {
-        long floor = 0;
         switch (dialect) {
-            case POSTGRESQL -> {
-                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet ignored = statement.executeQuery()) {
-                    // the answer is the new value, or nothing when the sequence was above the clock already
+            case MARIADB -> moveSequenceBelowClock(connection, 0);
+            case POSTGRESQL -> inOneTransaction(connection, () -> {
+                try (PreparedStatement statement = prepare(connection, sql.takeRaiseTurn);
+                     ResultSet ignored = statement.executeQuery()) {
+                    // the transaction holds the advisory lock until it ends
                 }
-            }
-            case MARIADB, H2 -> {
-                long next;
-                long clock;
-                try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
-                    row.next();
-                    next = row.getLong(1);
-                    clock = row.getLong(2);
-                }
-                if (next < clock) {
-                    try (PreparedStatement statement = prepare(connection, sql.moveSequence(clock))) {
-                        statement.execute();
-                    }
-                }
-            }
+                return moveSequenceBelowClock(connection, TOKEN_FLOOR_MARGIN_MICROS);
+            });
+            case H2 -> raiseH2TokenFloor(connection);
             case MYSQL -> {
                 try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
                     row.next();
-                    floor = row.getLong(1);
+                    tokenFloor = row.getLong(1);
                 }
+                return;
             }
         }
-        tokenFloor = floor;
+        tokenFloor = 0;
+    }
+
+    /** H2: takes the turn row (creating it when missing), then moves the sequence with the margin. */
+    private void raiseH2TokenFloor(Connection connection) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try (PreparedStatement statement = prepare(connection, sql.createTurnRow)) {
+                statement.setString(1, LockStatements.TOKEN_FLOOR_TURN_KEY);
+                statement.setString(2, LockStatements.TOKEN_FLOOR_TURN_KEY);
+                statement.executeUpdate();
+            } catch (SQLException e) {
+                if (!DUPLICATE_KEY_STATE.equals(e.getSQLState())) {
+                    throw e; // a duplicate is another backend creating the row at the same time
+                }
+            }
+            boolean raised = inOneTransaction(connection, () -> {
+                try (PreparedStatement statement = prepare(connection, sql.takeTurnRow)) {
+                    statement.setString(1, LockStatements.TOKEN_FLOOR_TURN_KEY);
+                    try (ResultSet row = statement.executeQuery()) {
+                        if (!row.next()) {
+                            return false; // cleanup deleted the idle row in between
+                        }
+                    }
+                }
+                return moveSequenceBelowClock(connection, TOKEN_FLOOR_MARGIN_MICROS);
+            });
+            if (raised) {
+                return;
+            }
+            if (attempt == 3) {
+                throw new SQLException("the token floor's turn row of " + table + " was deleted " + attempt + " times");
+            }
+        }
+    }
+
+    /**
+     * Reads the sequence's next value and the clock and, when the sequence is below, moves it to the clock or
+     * {@code marginMicros} above the value read, whichever is higher. Returns true (done).
+     */
+    private boolean moveSequenceBelowClock(Connection connection, long marginMicros) throws SQLException {
+        long next;
+        long clock;
+        try (PreparedStatement statement = prepare(connection, sql.raiseFloor); ResultSet row = statement.executeQuery()) {
+            row.next();
+            next = row.getLong(1);
+            clock = row.getLong(2);
+        }
+        afterTokenFloorRead.run();
+        if (next < clock) {
+            try (PreparedStatement statement = prepare(connection, sql.moveSequence(Math.max(clock, next + marginMicros)))) {
+                statement.execute();
+            }
+        }
+        return true;
     }
 
     /**
@@ -724,6 +778,11 @@ public final class JdbcLockBackend implements LockBackend, RenewalGrouping, Leas
             connection.close();
             throw e;
         }
+    }
+
+    /** Sets the test hook that runs between reading the sequence and moving it when the token floor is raised. */
+    void afterTokenFloorRead(Runnable hook) {
+        this.afterTokenFloorRead = hook;
     }
 
     PreparedStatement prepare(Connection connection, String statementSql) throws SQLException {

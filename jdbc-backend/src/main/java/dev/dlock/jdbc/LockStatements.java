@@ -19,6 +19,11 @@ final class LockStatements {
     static final String SEQUENCE_SUFFIX = "_token_seq";
     /** On MySQL, the one-row table holding the token floor is the lock table's name plus this. */
     static final String FLOOR_SUFFIX = "_token_floor";
+    /**
+     * H2: the key of the free row whose lock backends raising the token floor take turns on (PostgreSQL: part of the
+     * advisory lock's name). A store key may be the same string: a holder of it only waits the few ms of a raise.
+     */
+    static final String TOKEN_FLOOR_TURN_KEY = "dlock-internal:token-floor-turn";
 
     /**
      * Takes the key when its row exists and is free, run out or already the owner's (see {@link #bindAcquire});
@@ -51,13 +56,22 @@ final class LockStatements {
     /** The statements of the token path without a sequence, on MySQL; null for the other dialects. */
     final RowCounting counting;
     /**
-     * Raises the token sequence (MySQL: the floor) to the database's clock in microseconds when it is below, so that
-     * tokens start at the floor Redis's tokens have: PostgreSQL in one statement (no parameter); on MariaDB and H2 the
-     * statement reads the next value and the clock, and {@link #moveSequence} moves the sequence when it is below. On
-     * MySQL it reads the clock only, which the backend binds into every take ({@code GREATEST(token + 1, clock)}) and
-     * every new row's token: writing the floor row would wait for acquisitions that share-lock it.
+     * Reads the token sequence's next value (PostgreSQL: its last value) and the database's clock in microseconds, the
+     * floor Redis's tokens have; {@link #moveSequence} then moves the sequence when it is below. On MySQL it reads the
+     * clock only, which the backend binds into every take ({@code GREATEST(token + 1, clock)}) and every new row's
+     * token: writing the floor row would wait for acquisitions that share-lock it.
      */
     final String raiseFloor;
+    /**
+     * PostgreSQL: takes the advisory lock, held until the transaction ends, that backends raising this table's token
+     * floor take turns on; null elsewhere. Its number is a hash of the sequence's name: an application's advisory lock
+     * of the same number only delays a raise, within the query timeout.
+     */
+    final String takeRaiseTurn;
+    /** H2: creates the free row whose lock the raisers take turns on when it is missing; parameters: key, key. */
+    final String createTurnRow;
+    /** H2: locks the turn row until the raise commits; parameter: key. */
+    final String takeTurnRow;
     private final JdbcDialect dialect;
     private final String table;
 
@@ -76,22 +90,31 @@ final class LockStatements {
         String sequence = table + SEQUENCE_SUFFIX;
         String clock = clockMicros(dialect);
         this.raiseFloor = switch (dialect) {
-            // setval can lower a sequence: it runs only while the sequence is below the clock, which it is by years.
-            case POSTGRESQL -> "SELECT setval('" + sequence + "', c.micros) FROM (SELECT " + clock + " AS micros) c"
-                    + " WHERE (SELECT last_value FROM " + sequence + ") < c.micros";
+            case POSTGRESQL -> "SELECT last_value, " + clock + " FROM " + sequence;
             case MARIADB -> "SELECT NEXTVAL(" + sequence + "), " + clock;
             case H2 -> "SELECT NEXT VALUE FOR " + sequence + ", " + clock;
             case MYSQL -> "SELECT " + clock;
         };
+        this.takeRaiseTurn = dialect != JdbcDialect.POSTGRESQL ? null
+                : "SELECT pg_advisory_xact_lock(hashtext('" + TOKEN_FLOOR_TURN_KEY + ":" + sequence + "'))";
+        this.createTurnRow = dialect != JdbcDialect.H2 ? null : "INSERT INTO " + table + " (lock_key, owner, token, expires_at)"
+                + " SELECT CAST(? AS VARCHAR(1024)), NULL, 0, " + now(dialect)
+                + " WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE lock_key = ?)";
+        this.takeTurnRow = dialect != JdbcDialect.H2 ? null : "SELECT lock_key FROM " + table + " WHERE lock_key = ? FOR UPDATE";
     }
 
     /**
-     * On MariaDB and H2, moves the sequence to {@code micros}, read above its next value by {@link #raiseFloor} (both take
-     * a number, not an expression; MariaDB's SETVAL never lowers a sequence).
+     * Moves the sequence to {@code micros}, read above its next value by {@link #raiseFloor}: MariaDB's SETVAL never
+     * lowers a sequence; PostgreSQL's setval and H2's RESTART can, so their callers hold off other raisers.
      */
     String moveSequence(long micros) {
-        return dialect == JdbcDialect.MARIADB ? "SELECT SETVAL(" + table + SEQUENCE_SUFFIX + ", " + micros + ")"
-                : "ALTER SEQUENCE " + table + SEQUENCE_SUFFIX + " RESTART WITH " + micros;
+        String sequence = table + SEQUENCE_SUFFIX;
+        return switch (dialect) {
+            case MARIADB -> "SELECT SETVAL(" + sequence + ", " + micros + ")";
+            case POSTGRESQL -> "SELECT setval('" + sequence + "', " + micros + ")";
+            case H2 -> "ALTER SEQUENCE " + sequence + " RESTART WITH " + micros;
+            case MYSQL -> throw new IllegalStateException("MySQL has no token sequence");
+        };
     }
 
     /**

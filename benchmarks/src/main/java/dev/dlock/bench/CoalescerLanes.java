@@ -7,9 +7,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
@@ -120,7 +117,7 @@ public final class CoalescerLanes {
         try (Jedis admin = redis.admin()) {
             admin.configResetStat();
             double cpuBefore = BenchRedis.serverCpuMicros(admin);
-            long pairs = run(variant.operation(), threads, millis);
+            long pairs = run(variant.name(), variant.operation(), threads, millis);
             double cpu = BenchRedis.serverCpuMicros(admin) - cpuBefore;
             Map<String, double[]> byCommand = commandStats(admin.info("commandstats"));
             double calls = 0;
@@ -157,27 +154,12 @@ public final class CoalescerLanes {
     }
 
     /** Runs {@code operation} on {@code threads} threads, each on a key of its own, for {@code millis}; answers how many ran. */
-    private static long run(Function<String, Object> operation, int threads, long millis) throws InterruptedException {
-        LongAdder done = new LongAdder();
-        AtomicBoolean stop = new AtomicBoolean();
-        CountDownLatch finished = new CountDownLatch(threads);
+    private static long run(String name, Function<String, Object> operation, int threads, long millis) throws InterruptedException {
+        List<String> keys = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            String key = "cost:" + UUID.randomUUID();
-            new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        operation.apply(key);
-                        done.increment();
-                    }
-                } finally {
-                    finished.countDown();
-                }
-            }).start();
+            keys.add("cost:" + UUID.randomUUID());
         }
-        Thread.sleep(millis);
-        stop.set(true);
-        finished.await();
-        return done.sum();
+        return InterleavedThroughput.runOnEveryKey(name, operation, keys, millis);
     }
 
     private static Object locked(LockUnderTest library, String key) {

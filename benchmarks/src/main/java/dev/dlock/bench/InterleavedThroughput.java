@@ -5,7 +5,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
@@ -77,29 +79,49 @@ final class InterleavedThroughput {
     }
 
     private static double run(Variant variant, List<String> keys, long millis) throws InterruptedException {
+        long start = System.nanoTime();
+        long ops = runOnEveryKey(variant.name(), variant.operation(), keys, millis);
+        return ops / ((System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * Runs {@code operation} in a loop on a thread per key for {@code millis} and answers how many ran. The first
+     * failure of any thread stops them all and fails the run: a thread that died silently would show as a slower
+     * library.
+     */
+    static long runOnEveryKey(String name, Function<String, Object> operation, List<String> keys, long millis)
+            throws InterruptedException {
         LongAdder ops = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(keys.size());
         List<Thread> threads = new ArrayList<>();
         for (String key : keys) {
-            Thread thread = new Thread(() -> {
+            threads.add(new Thread(() -> {
                 try {
                     while (!stop.get()) {
-                        variant.operation().apply(key);
+                        operation.apply(key);
                         ops.increment();
                     }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                    stop.set(true);
                 } finally {
                     done.countDown();
                 }
-            });
-            threads.add(thread);
+            }, "bench-" + name));
         }
-        long start = System.nanoTime();
         threads.forEach(Thread::start);
-        Thread.sleep(millis);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!stop.get() && System.nanoTime() < deadline) {
+            Thread.sleep(Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()))));
+        }
         stop.set(true);
         done.await();
-        return ops.sum() / ((System.nanoTime() - start) / 1e9);
+        if (failure.get() != null) {
+            throw new IllegalStateException(name + " failed during a measured round", failure.get());
+        }
+        return ops.sum();
     }
 
     private static double median(double[] values) {

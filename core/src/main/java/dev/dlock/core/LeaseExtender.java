@@ -36,9 +36,10 @@ final class LeaseExtender {
         long leaseMillis = LockRequest.validLeaseTime(Objects.requireNonNull(leaseTime, "leaseTime")).toMillis();
         LockRequest.validLockAtLeastFor(lockAtLeastFor, leaseTime);
         LockManager manager = lease.manager;
-        if (newMinimum && lockAtLeastFor != null && manager.sessionKept) {
+        if (newMinimum && lockAtLeastFor != null && !manager.keepsLockAtLeastFor) {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "
-                    + manager.backend().getClass().getSimpleName() + " keeps leases alive by its session (key '" + lease.key + "')");
+                    + manager.backend().getClass().getSimpleName() + " keeps leases alive by its session and cannot time "
+                    + "a shortened one (key '" + lease.key + "')");
         }
         lease.tokenLock.lock();
         try {

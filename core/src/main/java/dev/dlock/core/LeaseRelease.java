@@ -71,6 +71,10 @@ final class LeaseRelease {
         LockBackendException unknownOutcome = null;
         String unknownHandOff = null;
         String lostBecause;
+        // A holder cancelled in its section (Future.cancel(true), shutdownNow) releases with its interrupt status set,
+        // and some clients (ZooKeeper's, a memcached future) refuse every call of an interrupted thread: the status is
+        // put aside for the store calls and set again after them. An interrupt during them still ends the retries.
+        boolean interruptedBefore = Thread.interrupted();
         try {
             if (successor != null) {
                 String nextOwner = manager.ownerTokens.next(successor.holder);
@@ -113,6 +117,9 @@ final class LeaseRelease {
                 manager.listener.onLeaseLost(lease.events, lostBecause);
             }
             manager.listener.onReleased(lease.events, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
+            if (interruptedBefore) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (lostBecause != null) {
             LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);

@@ -68,6 +68,8 @@ public final class LockManager implements AutoCloseable {
     private final BackendCapabilities capabilities;
     /** True when the store keeps leases alive by its session: watchdog leases get no renewals. */
     final boolean sessionKept;
+    /** Whether the store can keep a key until lockAtLeastFor ends: one whose leases expire, or one that times a shortened lease. */
+    final boolean keepsLockAtLeastFor;
     /** True when a released exclusive lease may pass straight to the next local waiter ({@link Builder#localHandOff}). */
     private final boolean handOffs;
     /** {@link #DEFAULT_HOLD_BACK_AFTER_STREAK}, or what a test set. */
@@ -109,6 +111,7 @@ public final class LockManager implements AutoCloseable {
         // Before the watchdog, whose thread serves it from its first round.
         Optional<SessionLeases> sessionLeases = capabilities.sessionLeases();
         this.sessionKept = sessionLeases.isPresent();
+        this.keepsLockAtLeastFor = sessionLeases.map(SessionLeases::endsShortenedLeases).orElse(true);
         this.unknownAttempts = new UnknownAttempts(backend, sessionKept, watchdogLeaseMillis);
         this.watchdog = new Watchdog(this, backend, batchSize, coalesceNanos, builder.watchdogThreadName);
         this.handOffs = builder.localHandOff && !sessionKept && capabilities.localHandOff().isPresent();
@@ -328,9 +331,10 @@ public final class LockManager implements AutoCloseable {
             throw new IllegalArgumentException("the store " + backend.getClass().getSimpleName() + " cannot take " + kind
                     + " locks (it supports " + capabilities.modes() + "); key '" + key + "'");
         }
-        if (request.lockAtLeastFor() != null && sessionKept) {
+        if (request.lockAtLeastFor() != null && !keepsLockAtLeastFor) {
             throw new IllegalArgumentException("lockAtLeastFor needs a store whose leases expire on their own; "
-                    + backend.getClass().getSimpleName() + " keeps leases alive by its session (key '" + key + "')");
+                    + backend.getClass().getSimpleName() + " keeps leases alive by its session and cannot time a "
+                    + "shortened one (key '" + key + "')");
         }
         return key;
     }

@@ -164,12 +164,18 @@ final class ManagerShutdown {
         if (newlyLost && lease.watched) {
             manager.watchedLeases.decrementAndGet();
         }
+        // As a holder's release: a closing thread with its interrupt status set still frees the key.
+        boolean interruptedBefore = Thread.interrupted();
         try {
             // The normal path: owner-checked, retried while the outcome is unknown, lockAtLeastFor kept.
             manager.releases.releaseInStore(lease);
         } catch (RuntimeException e) {
             log.warn("dlock could not release {} while closing the lock manager; it expires in the store after its "
                     + "lease", lease, e);
+        } finally {
+            if (interruptedBefore) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (newlyLost) {
             manager.losses.reportLost(lease, false);

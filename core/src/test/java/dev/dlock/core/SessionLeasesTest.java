@@ -111,6 +111,17 @@ class SessionLeasesTest extends EngineTestSupport {
         assertThat(manager().tryAcquire(key)).as("free after release").isPresent();
     }
 
+    /** A session store that cannot time a shortened lease would keep the key for the session: lockAtLeastFor is refused. */
+    @Test
+    void lockAtLeastForIsRefusedWhenTheStoreCannotTimeAShortenedLeaseAndNothingIsTaken() {
+        LockManager locks = manager(session, b -> { });
+        LockRequest request = LockRequest.builder(key).waitTime(Duration.ZERO).lockAtLeastFor(Duration.ofSeconds(1)).build();
+        assertThatThrownBy(() -> locks.acquire(request)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lockAtLeastFor").hasMessageContaining(key).hasMessageContaining("cannot time");
+        assertThat(session.leasesAsked).as("acquisitions sent").isEmpty();
+        assertThat(manager().tryAcquire(key)).as("the key is free").isPresent().get().satisfies(LockHandle::close);
+    }
+
     @Test
     void aLostSessionReachesTheHolderAsALostLease() {
         List<String> lost = new CopyOnWriteArrayList<>();

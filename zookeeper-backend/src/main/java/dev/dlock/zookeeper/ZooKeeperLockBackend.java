@@ -90,6 +90,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         long czxid;
         State state = State.QUEUED;
         ScheduledFuture<?> expiry;
+        /** Kept for a retired owner until lockAtLeastFor ends ({@link #shorten}): no holder will release it. */
+        boolean retired;
 
         Entry(String owner, String key, String keyPath) {
             this.owner = owner;
@@ -255,6 +257,9 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             entry.state = State.EXPIRED;
             heldNodes.remove(entry.nodePath, entry);
             deleteInBackground(entry.nodePath);
+            if (entry.retired) {
+                entries.remove(owner, entry);
+            }
         }
     }
 
@@ -266,6 +271,27 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
      */
     @Override
     public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
+        return newTerm(kind, key, owner, nextOwner, leaseMillis, false);
+    }
+
+    /**
+     * A release before lockAtLeastFor ran out: the key is kept for {@code retiredOwner} until {@code keepMillis} from
+     * now, a new term as {@link #extend} gives, whose end this backend times (in this JVM: if it dies first, the node
+     * goes with its session); then the node is deleted, as a fixed lease's is, or when this backend is closed. No
+     * command for {@code owner} finds the key any more.
+     */
+    @Override
+    public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
+        return newTerm(kind, key, owner, retiredOwner, Math.max(1, keepMillis), true);
+    }
+
+    /** This backend times a shortened lease ({@link #shorten}), so lockAtLeastFor is kept. */
+    @Override
+    public boolean endsShortenedLeases() {
+        return true;
+    }
+
+    private RenewalResult newTerm(LockKind kind, String key, String owner, String nextOwner, long leaseMillis, boolean retire) {
         BackendCapabilities.requireExclusive(this, kind);
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(nextOwner, "nextOwner");
@@ -299,6 +325,7 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             }
             entries.remove(owner, entry);
             entry.owner = nextOwner;
+            entry.retired = retire;
             entries.put(nextOwner, entry);
             scheduleExpiry(entry, nextOwner, leaseMillis);
             return RenewalResult.RENEWED;
@@ -524,6 +551,17 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
     public void close() {
         client.getConnectionStateListenable().removeListener(connectionListener);
         scheduler.shutdownNow();
+        // Keys kept for lockAtLeastFor would otherwise stay with the session, which the client's owner may keep open.
+        for (Entry entry : entries.values()) {
+            synchronized (entry) {
+                if (entry.retired && entry.state == State.HELD) {
+                    entry.state = State.EXPIRED;
+                    heldNodes.remove(entry.nodePath, entry);
+                    deleteInBackground(entry.nodePath);
+                    entries.remove(entry.owner, entry);
+                }
+            }
+        }
     }
 
     // ---------------------------------------------------------------- layout

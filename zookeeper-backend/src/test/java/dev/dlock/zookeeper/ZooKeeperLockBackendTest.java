@@ -9,6 +9,7 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
 import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.SessionLeases;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
@@ -149,6 +150,61 @@ class ZooKeeperLockBackendTest {
     }
 
     // ------------------------------------------------------------------ the queue
+
+    /**
+     * lockAtLeastFor on a store without expiry: a shortened term is kept for the retired owner and deleted by this
+     * backend when it ends; commands for the earlier owner (a late release, an extension, a repeat of the shortening
+     * with another retired owner) change nothing, and closing the backend frees the key even while its client (and
+     * so the session) lives on.
+     */
+    @Test
+    void aShortenedTermIsKeptUntilItsEndAndNoCommandOfTheEarlierOwnerChangesIt() throws Exception {
+        ZooKeeperLockBackend holder = backend(client());
+        ZooKeeperLockBackend other = backend(client());
+        assertThat(holder.tryAcquire(LockKind.EXCLUSIVE, key, "owner-1", SessionLeases.UNTIL_RELEASED))
+                .isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(holder.shorten(LockKind.EXCLUSIVE, key, "owner-1", "retired-1", 60_000)).isEqualTo(RenewalResult.RENEWED);
+        assertThat(holder.shorten(LockKind.EXCLUSIVE, key, "owner-1", "retired-1", 60_000))
+                .as("the same shortening repeated").isEqualTo(RenewalResult.RENEWED);
+        assertThat(holder.release(LockKind.EXCLUSIVE, key, "owner-1", 0)).as("a late release of the earlier owner")
+                .isEqualTo(ReleaseResult.NOT_OWNER);
+        assertThat(holder.extend(LockKind.EXCLUSIVE, key, "owner-1", "owner-2", 1)).as("a late extension of the earlier owner")
+                .isEqualTo(RenewalResult.EXPIRED);
+        assertThat(holder.shorten(LockKind.EXCLUSIVE, key, "owner-1", "retired-2", 1)).as("a shortening to another retired owner")
+                .isEqualTo(RenewalResult.EXPIRED);
+        assertThat(other.tryAcquire(LockKind.EXCLUSIVE, key, "other", 10_000)).as("the key while kept")
+                .isInstanceOf(AcquireResult.Held.class);
+        other.withdraw(LockKind.EXCLUSIVE, key, "other");
+
+        holder.close();
+        long closedAt = System.nanoTime();
+        AcquireResult next;
+        do {
+            next = other.tryAcquire(LockKind.EXCLUSIVE, key, "other-2", 10_000);
+            if (next instanceof AcquireResult.Held) {
+                other.withdraw(LockKind.EXCLUSIVE, key, "other-2");
+                Thread.sleep(20);
+            }
+        } while (!(next instanceof AcquireResult.Acquired) && System.nanoTime() - closedAt < TimeUnit.SECONDS.toNanos(20));
+        assertThat(next).as("the key after the holder's backend closed, its session still open").isInstanceOf(AcquireResult.Acquired.class);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closedAt)).as("ms until free, of a 60 s term").isLessThan(20_000);
+    }
+
+    @Test
+    void aShortenedTermEndsWhenItsTimeRunsOut() throws Exception {
+        ZooKeeperLockBackend holder = backend(client());
+        ZooKeeperLockBackend other = backend(client());
+        holder.tryAcquire(LockKind.EXCLUSIVE, key, "owner-1", SessionLeases.UNTIL_RELEASED);
+        long shortenedAt = System.nanoTime();
+        assertThat(holder.shorten(LockKind.EXCLUSIVE, key, "owner-1", "retired-1", 1_000)).isEqualTo(RenewalResult.RENEWED);
+        LockManager waiter = LockManager.builder(other).build();
+        managers.add(waiter);
+        try (LockHandle next = waiter.acquire(key, Duration.ofSeconds(20))) {
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - shortenedAt)).as("ms until another owner got it")
+                    .isGreaterThanOrEqualTo(995);
+            assertThat(next.isHeld()).isTrue();
+        }
+    }
 
     @Test
     void waitersOnDifferentBackendsAreServedInArrivalOrder() throws Exception {

@@ -20,6 +20,15 @@ public interface SessionLeases {
      */
     void addLeaseLossListener(LeaseLossListener listener);
 
+    /**
+     * Whether {@link LockBackend#shorten} gives the key an end of its own: the key is held for the retired owner and
+     * freed when {@code keepMillis} runs out, as a fixed lease is (the backend times it, in this JVM). Only then does the
+     * engine accept {@code lockAtLeastFor}; the default, false, has it refused with an error naming the key.
+     */
+    default boolean endsShortenedLeases() {
+        return false;
+    }
+
     /** Receives a backend's reports of lost leases. */
     @FunctionalInterface
     interface LeaseLossListener {

@@ -15,6 +15,7 @@ import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
 import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.SessionLeases;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -366,6 +367,115 @@ public abstract class LockBackendContractTest {
         closer.join(10_000);
         assertThat(lock.state()).isEqualTo(LockState.RELEASED);
         assertFree(other, key, "the key is free");
+    }
+
+    /**
+     * A release before {@code lockAtLeastFor} ends keeps the key from everyone, the releasing JVM included, until it
+     * ends, and no longer: for a watchdog lease and for a fixed one. On ZooKeeper the backend times the kept term.
+     */
+    @Test
+    void aReleaseBeforeLockAtLeastForKeepsTheKeyUntilItEndsAndNoLonger() {
+        assumeTrue(newBackend().capabilities().sessionLeases().map(SessionLeases::endsShortenedLeases).orElse(true),
+                "the store keeps leases by its session and cannot time a shortened one: no lockAtLeastFor");
+        Duration atLeast = Duration.ofSeconds(3);
+        LockManager jvm = manager();
+        LockManager otherJvm = manager();
+        for (boolean fixed : new boolean[] {false, true}) {
+            String k = key + ":" + (fixed ? "fixed" : "watched");
+            LockRequest.Builder request = LockRequest.builder(k).waitTime(Duration.ZERO).lockAtLeastFor(atLeast);
+            if (fixed) {
+                request.leaseTime(Duration.ofSeconds(20));
+            }
+            long acquiredAt = System.nanoTime();
+            jvm.acquire(request.build()).close();
+            if (System.nanoTime() - acquiredAt < atLeast.toNanos() / 2) {
+                assertThat(otherJvm.tryAcquire(k)).as("%s: another JVM right after the early release", k).isEmpty();
+                assertThat(jvm.tryAcquire(k)).as("%s: the releasing JVM right after its early release", k).isEmpty();
+            }
+            LockHandle next = otherJvm.acquire(k, Duration.ofSeconds(30));
+            long freedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiredAt);
+            assertThat(freedAfterMillis).as("%s: ms until another JVM took the key", k).isGreaterThanOrEqualTo(atLeast.toMillis() - 5)
+                    .isLessThan(atLeast.toMillis() + 15_000);
+            next.close();
+        }
+    }
+
+    /**
+     * A task cancelled in its critical section ({@code Future.cancel(true)}, {@code shutdownNow()}) unlocks in its
+     * finally block with its interrupt status set: the release still frees the key in the store (some clients, as
+     * ZooKeeper's, refuse any call from an interrupted thread), and the status is kept for the caller.
+     */
+    @Test
+    void aHolderWhoseThreadIsInterruptedStillReleasesTheKeyAndKeepsItsStatus() throws Exception {
+        LockManager holder = manager();
+        LockManager other = manager();
+        AtomicReference<LockHandle> lock = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicBoolean statusKept = new AtomicBoolean();
+        Thread cancelled = new Thread(() -> releaseInterrupted(holder, lock, failure, statusKept), "cancelled-holder");
+        cancelled.start();
+        cancelled.join(30_000);
+        assertThat(failure.get()).as("what the interrupted holder's release threw").isNull();
+        assertThat(lock.get().state()).isEqualTo(LockState.RELEASED);
+        assertThat(statusKept).as("interrupt status kept").isTrue();
+        assertFree(other, key, "the key is free after the interrupted holder's release");
+    }
+
+    /** As above while a thread of the same JVM waits: the key is passed to it (a hand-off, when the store has one). */
+    @Test
+    void anInterruptedHoldersReleaseStillPassesTheKeyToTheWaiterOfItsJvm() throws Exception {
+        LockManager holder = manager();
+        AtomicReference<LockHandle> lock = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicBoolean statusKept = new AtomicBoolean();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch mayRelease = new CountDownLatch(1);
+        Thread cancelled = start(() -> {
+            lock.set(holder.acquire(key, Duration.ZERO));
+            held.countDown();
+            try {
+                mayRelease.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                failure.set(e);
+            }
+            Thread.currentThread().interrupt();
+            try {
+                lock.get().close();
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+            statusKept.set(Thread.currentThread().isInterrupted());
+        });
+        assertThat(held.await(30, TimeUnit.SECONDS)).as("the holder took the key").isTrue();
+        CompletableFuture<LockHandle> next = new CompletableFuture<>();
+        Thread waiter = start(() -> {
+            try {
+                next.complete(holder.acquire(key, Duration.ofSeconds(60)));
+            } catch (Throwable e) {
+                next.completeExceptionally(e);
+            }
+        });
+        awaitTrue(Duration.ofSeconds(10), () -> waiter.getState() == Thread.State.WAITING
+                || waiter.getState() == Thread.State.TIMED_WAITING);
+        mayRelease.countDown();
+        cancelled.join(30_000);
+        assertThat(failure.get()).as("what the interrupted holder's release threw").isNull();
+        assertThat(statusKept).as("interrupt status kept").isTrue();
+        LockHandle taken = next.get(30, TimeUnit.SECONDS);
+        assertThat(taken.isHeld()).as("the waiter of the same JVM got the key").isTrue();
+        taken.close();
+    }
+
+    private void releaseInterrupted(LockManager holder, AtomicReference<LockHandle> lock, AtomicReference<Throwable> failure,
+                                    AtomicBoolean statusKept) {
+        lock.set(holder.acquire(key, Duration.ZERO));
+        Thread.currentThread().interrupt();
+        try {
+            lock.get().close();
+        } catch (Throwable e) {
+            failure.set(e);
+        }
+        statusKept.set(Thread.currentThread().isInterrupted());
     }
 
     @Test

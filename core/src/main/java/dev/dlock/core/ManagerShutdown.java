@@ -22,6 +22,13 @@ final class ManagerShutdown {
 
     private static final Logger log = LoggerFactory.getLogger(ManagerShutdown.class);
 
+    /**
+     * How long the sweep after the grace period sends releases: each is retried for up to 2 s while the store does not
+     * answer, so a store that is down would otherwise hold {@code close()} for 2 s per lock (a deploy's termination
+     * grace period is often 30 s). Leases still held when it ends are not sent, and expire in the store.
+     */
+    static final long SWEEP_BUDGET_NANOS = TimeUnit.SECONDS.toNanos(5);
+
     private final LockManager manager;
     private final AtomicBoolean started = new AtomicBoolean();
     private final CountDownLatch done = new CountDownLatch(1);
@@ -53,14 +60,26 @@ final class ManagerShutdown {
             awaitReleases(System.nanoTime() + gracePeriod.toNanos());
             sweeping = true;
             int released = 0;
+            int leftToExpire = 0;
+            long sweepEnd = System.nanoTime() + SWEEP_BUDGET_NANOS;
             for (Lease lease : manager.gates.held()) {
-                if (free(lease)) {
-                    released++;
+                boolean inTime = System.nanoTime() - sweepEnd < 0;
+                if (free(lease, inTime)) {
+                    if (inTime) {
+                        released++;
+                    } else {
+                        leftToExpire++;
+                    }
                 }
             }
             if (released > 0) {
                 log.warn("dlock lock manager closed: released {} lock(s) still held after the grace period of {} ms; "
                         + "their holders are told the leases are lost", released, gracePeriodMillis);
+            }
+            if (leftToExpire > 0) {
+                log.warn("dlock lock manager closed: {} more lock(s) were not released in the store, whose releases had "
+                        + "taken the sweep's {} ms already (is the store down?); they expire after their leases, and "
+                        + "their holders are told the leases are lost", leftToExpire, TimeUnit.NANOSECONDS.toMillis(SWEEP_BUDGET_NANOS));
             }
         } finally {
             try {
@@ -81,7 +100,7 @@ final class ManagerShutdown {
 
     /** A lease recorded while the manager closes (its store call was under way at close): freed at once after the grace period. */
     void heldWhileClosing(Lease lease) {
-        if (sweeping && free(lease)) {
+        if (sweeping && free(lease, true)) {
             log.warn("dlock: {} was granted while the lock manager was closing; released it again", lease);
         }
     }
@@ -147,34 +166,40 @@ final class ManagerShutdown {
     }
 
     /**
-     * Releases {@code lease} in the store and reports it lost, unless its holder released it first; true when this
-     * call freed it. The claim and the holder's last {@code dropHold} exclude each other on the lease's monitor:
-     * either the holder's release runs as usual, or it finds the lease here and sends nothing.
+     * Releases {@code lease} in the store (unless {@code send} is false: the sweep's time is up, and the key is left to
+     * expire after its lease) and reports it lost, unless its holder released it first; true when this call ended it.
+     * The claim and the holder's last {@code dropHold} exclude each other on the lease's monitor: either the holder's
+     * release runs as usual, or it finds the lease here and sends nothing.
      */
-    private boolean free(Lease lease) {
+    private boolean free(Lease lease, boolean send) {
         boolean newlyLost;
         synchronized (lease) {
             if (lease.recordedState() == LockState.RELEASED || !freed.add(lease)) {
                 return false;
             }
             // Lost before the store lets the key go: the holder never sees "held" while another owner may have the key.
-            newlyLost = lease.markLost("the lock manager was closed while the lock was held, and released it in the store "
-                    + "after its grace period of " + gracePeriodMillis + " ms: the critical section may still be running");
+            newlyLost = lease.markLost(send
+                    ? "the lock manager was closed while the lock was held, and released it in the store after its grace "
+                            + "period of " + gracePeriodMillis + " ms: the critical section may still be running"
+                    : "the lock manager was closed while the lock was held, and had no time left to release it in the "
+                            + "store: the key expires after its lease, and the critical section may still be running");
         }
         if (newlyLost && lease.watched) {
             manager.watchedLeases.decrementAndGet();
         }
-        // As a holder's release: a closing thread with its interrupt status set still frees the key.
-        boolean interruptedBefore = Thread.interrupted();
-        try {
-            // The normal path: owner-checked, retried while the outcome is unknown, lockAtLeastFor kept.
-            manager.releases.releaseInStore(lease);
-        } catch (RuntimeException e) {
-            log.warn("dlock could not release {} while closing the lock manager; it expires in the store after its "
-                    + "lease", lease, e);
-        } finally {
-            if (interruptedBefore) {
-                Thread.currentThread().interrupt();
+        if (send) {
+            // As a holder's release: a closing thread with its interrupt status set still frees the key.
+            boolean interruptedBefore = Thread.interrupted();
+            try {
+                // The normal path: owner-checked, retried while the outcome is unknown, lockAtLeastFor kept.
+                manager.releases.releaseInStore(lease);
+            } catch (RuntimeException e) {
+                log.warn("dlock could not release {} while closing the lock manager; it expires in the store after its "
+                        + "lease", lease, e);
+            } finally {
+                if (interruptedBefore) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
         if (newlyLost) {

@@ -9,10 +9,14 @@ import dev.dlock.testkit.redis.RedisServerProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClient;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -88,6 +92,39 @@ class RedisShutdownTest {
 
             assertThat(admin.pttl(KEYS.lockKey(key))).as("ms the key stays taken in Redis after close(): what is left of lockAtLeastFor")
                     .isBetween(10_000L, 20_000L);
+        }
+    }
+
+    /**
+     * A store that stopped answering does not hold {@code close()} for a release timeout per lock: the sweep after the grace period
+     * sends releases for 5 s, and the leases still held then are reported lost and left to expire. Before, each of the 12 leases cost a full release retry (a 1 s socket
+     * timeout, then the 2 s retry budget): 24 s here, against 6 s.
+     */
+    @Test
+    void aStoreThatStoppedAnsweringDoesNotHoldCloseForATimeoutPerLock() throws Exception {
+        try (RedisServerProcess frozen = RedisServerProcess.start();
+             RedisClient client = RedisClient.builder().hostAndPort(new HostAndPort(frozen.host(), frozen.port()))
+                     .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(1_000).connectionTimeoutMillis(1_000).build())
+                     .build();
+             RedisLockBackend store = RedisLockBackend.builder(client).build()) {
+            LockManager closing = LockManager.builder(store).shutdownGracePeriod(Duration.ZERO).build();
+            List<LockHandle> held = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                held.add(heldByAnotherThread(closing, LockRequest.builder("frozen-" + i + ":" + UUID.randomUUID())
+                        .waitTime(Duration.ZERO).build()));
+            }
+            long closedAfterMillis;
+            try (RedisServerProcess.Stall stall = frozen.stall()) {
+                long start = System.nanoTime();
+                closing.close();
+                closedAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            }
+            // The sweep's 5 s, plus the one release under way when they ran out (its 2 s budget and a 1 s timeout).
+            assertThat(closedAfterMillis).as("ms close() took with the store frozen and 12 locks held").isLessThan(14_000);
+            for (LockHandle lock : held) {
+                assertThat(lock.state()).as("%s after close()", lock).isEqualTo(LockState.LOST);
+                assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("lock manager was closed");
+            }
         }
     }
 

@@ -15,6 +15,11 @@ final class LeaseHandle implements LockHandle {
     private final boolean reentrant;
     private volatile int closed;
 
+    /** The lease this handle releases (engine tests and models look at it). */
+    Lease lease() {
+        return lease;
+    }
+
     LeaseHandle(Lease lease, boolean reentrant) {
         this.lease = lease;
         this.reentrant = reentrant;

@@ -175,12 +175,6 @@ abstract class EngineTestSupport {
 
     /** The lease behind a handle (the engine's own record, shared by re-entrant handles). */
     static Lease leaseOf(LockHandle handle) {
-        try {
-            var field = LeaseHandle.class.getDeclaredField("lease");
-            field.setAccessible(true);
-            return (Lease) field.get(handle);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+        return ((LeaseHandle) handle).lease();
     }
 }

@@ -97,8 +97,8 @@ class RedisShutdownTest {
 
     /**
      * A store that stopped answering does not hold {@code close()} for a release timeout per lock: the sweep after the grace period
-     * sends releases for 5 s, and the leases still held then are reported lost and left to expire. Before, each of the 12 leases cost a full release retry (a 1 s socket
-     * timeout, then the 2 s retry budget): 24 s here, against 6 s.
+     * sends releases for 5 s, and the leases still held then are reported lost and left to expire. Before, each of the
+     * 12 leases cost a full release retry (a 1 s socket timeout, then the 2 s retry budget): 24 s here, against 6 s.
      */
     @Test
     void aStoreThatStoppedAnsweringDoesNotHoldCloseForATimeoutPerLock() throws Exception {

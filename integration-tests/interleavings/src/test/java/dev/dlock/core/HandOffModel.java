@@ -152,7 +152,7 @@ public class HandOffModel {
         if (heldInside.compareAndSet(true, false)) {
             leaveSection();
         }
-        return EngineTestSupport.leaseOf(handle);
+        return ((LeaseHandle) handle).lease();
     }
 
     /**

@@ -71,10 +71,7 @@ final class LeaseRelease {
         LockBackendException unknownOutcome = null;
         String unknownHandOff = null;
         String lostBecause;
-        // A holder cancelled in its section (Future.cancel(true), shutdownNow) releases with its interrupt status set,
-        // and some clients (ZooKeeper's, a memcached future) refuse every call of an interrupted thread: the status is
-        // put aside for the store calls and set again after them. An interrupt during them still ends the retries.
-        boolean interruptedBefore = Thread.interrupted();
+        boolean interruptedBefore = putInterruptAside();
         try {
             if (successor != null) {
                 String nextOwner = manager.ownerTokens.next(successor.holder);
@@ -117,9 +114,7 @@ final class LeaseRelease {
                 manager.listener.onLeaseLost(lease.events, lostBecause);
             }
             manager.listener.onReleased(lease.events, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
-            if (interruptedBefore) {
-                Thread.currentThread().interrupt();
-            }
+            restoreInterrupt(interruptedBefore);
         }
         if (lostBecause != null) {
             LockLostException lost = new LockLostException(lease.lockName, lease.key, lostBecause);
@@ -133,6 +128,23 @@ final class LeaseRelease {
         }
         if (unknownOutcome != null) {
             throw unknownOutcome;
+        }
+    }
+
+    /**
+     * Clears the calling thread's interrupt status for the store calls of a release, returning whether it was set. A
+     * holder cancelled in its section ({@code Future.cancel(true)}, {@code shutdownNow}) releases with its status set,
+     * and so may a thread closing the manager; some clients (ZooKeeper's, a memcached future) refuse every call of an
+     * interrupted thread. An interrupt during the calls still ends the retries. Pair with {@link #restoreInterrupt}.
+     */
+    static boolean putInterruptAside() {
+        return Thread.interrupted();
+    }
+
+    /** Sets the interrupt status again when {@link #putInterruptAside} found it set. */
+    static void restoreInterrupt(boolean wasSet) {
+        if (wasSet) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -189,7 +189,7 @@ final class ManagerShutdown {
         }
         if (send) {
             // As a holder's release: a closing thread with its interrupt status set still frees the key.
-            boolean interruptedBefore = Thread.interrupted();
+            boolean interruptedBefore = LeaseRelease.putInterruptAside();
             try {
                 // The normal path: owner-checked, retried while the outcome is unknown, lockAtLeastFor kept.
                 manager.releases.releaseInStore(lease);
@@ -197,9 +197,7 @@ final class ManagerShutdown {
                 log.warn("dlock could not release {} while closing the lock manager; it expires in the store after its "
                         + "lease", lease, e);
             } finally {
-                if (interruptedBefore) {
-                    Thread.currentThread().interrupt();
-                }
+                LeaseRelease.restoreInterrupt(interruptedBefore);
             }
         }
         if (newlyLost) {

@@ -481,6 +481,50 @@ public abstract class LockBackendContractTest {
         taken.close();
     }
 
+    /**
+     * The shutdown half of the above: a manager closed from a thread whose interrupt status is set (a cancelled task, an
+     * executor's {@code shutdownNow}) still frees the key another of its threads holds, and keeps the closing thread's status.
+     */
+    @Test
+    void aManagerClosedFromAnInterruptedThreadStillFreesTheKeyAnotherThreadHolds() throws Exception {
+        LockManager holder = manager();
+        LockManager other = manager();
+        AtomicReference<LockHandle> lock = new AtomicReference<>();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch testOver = new CountDownLatch(1);
+        start(() -> {
+            lock.set(holder.acquire(key, Duration.ZERO));
+            held.countDown();
+            try {
+                testOver.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertThat(held.await(30, TimeUnit.SECONDS)).as("the holder took the key").isTrue();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicBoolean statusKept = new AtomicBoolean();
+            Thread closing = start(() -> {
+                Thread.currentThread().interrupt();
+                try {
+                    holder.close(Duration.ZERO);
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+                statusKept.set(Thread.currentThread().isInterrupted());
+            });
+            closing.join(30_000);
+            assertThat(closing.isAlive()).as("close() returned").isFalse();
+            assertThat(failure.get()).as("what close() threw").isNull();
+            assertThat(statusKept).as("interrupt status kept").isTrue();
+            assertThat(lock.get().state()).as("the holder's lease, reported lost").isEqualTo(LockState.LOST);
+            assertFree(other, key, "the key is free after the manager closed from an interrupted thread");
+        } finally {
+            testOver.countDown();
+        }
+    }
+
     private void releaseInterrupted(LockManager holder, AtomicReference<LockHandle> lock, AtomicReference<Throwable> failure,
                                     AtomicBoolean statusKept) {
         lock.set(holder.acquire(key, Duration.ZERO));

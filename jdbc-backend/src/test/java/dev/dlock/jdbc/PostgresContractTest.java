@@ -4,34 +4,31 @@ import java.sql.Connection;
 import java.sql.SQLException;
 
 import com.zaxxer.hikari.HikariDataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.StoreFailureContractTest;
+import dev.dlock.testkit.ServerExtension;
 
 /** The published contract, crashes included, against a PostgreSQL server started for this class. */
 class PostgresContractTest extends StoreFailureContractTest {
+
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = new ServerExtension<>("PostgreSQL server", PostgresServer::start);
 
     private static PostgresServer postgres;
     private static JdbcContractHooks hooks;
 
     @BeforeAll
-    static void startPostgres() throws SQLException {
-        postgres = PostgresServer.start();
+    static void prepareServer() throws SQLException {
+        postgres = POSTGRES.server();
         try (Connection admin = postgres.admin()) {
             admin.createStatement().execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
         }
         createSchema(connectionOf(postgres));
         hooks = new JdbcContractHooks(postgres::admin,
                 "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements WHERE query LIKE ?");
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) {
-            postgres.close();
-        }
     }
 
     static String connectionOf(PostgresServer server) {

@@ -11,8 +11,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.LockHandle;
@@ -26,28 +26,25 @@ import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.StoredHolder;
 import dev.dlock.testkit.OtherJvmHolder;
+import dev.dlock.testkit.ServerExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Who holds a key in a PostgreSQL lock table, seen from another JVM than the holder's, and an operator's forced release. */
 class PostgresHolderInspectionTest {
 
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = new ServerExtension<>("PostgreSQL server", PostgresServer::start);
+
     private static PostgresServer postgres;
     private static String connection;
     private static final JdbcBackendFactory FACTORY = new JdbcBackendFactory();
 
     @BeforeAll
-    static void startPostgres() {
-        postgres = PostgresServer.start();
+    static void prepareServer() {
+        postgres = POSTGRES.server();
         connection = PostgresContractTest.connectionOf(postgres);
         PostgresContractTest.createSchema(connection);
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) {
-            postgres.close();
-        }
     }
 
     @Test

@@ -9,14 +9,15 @@ import java.sql.Connection;
 import java.time.Duration;
 
 import com.zaxxer.hikari.HikariDataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
+import dev.dlock.testkit.ServerExtension;
 
 /**
  * An acquire statement that PostgreSQL runs after its client gave up: the proxy holds the statement until the client's
@@ -32,19 +33,15 @@ class PostgresLateAcquisitionTest {
     private static final String OWNER_OF = "SELECT owner FROM dlock_locks WHERE lock_key = ?";
     private static final String TOKEN_OF = "SELECT token FROM dlock_locks WHERE lock_key = ?";
 
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = new ServerExtension<>("PostgreSQL server", PostgresServer::start);
+
     private static PostgresServer postgres;
 
     @BeforeAll
-    static void startPostgres() {
-        postgres = PostgresServer.start();
+    static void prepareServer() {
+        postgres = POSTGRES.server();
         PostgresContractTest.createSchema(PostgresContractTest.connectionOf(postgres));
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) {
-            postgres.close();
-        }
     }
 
     @Test

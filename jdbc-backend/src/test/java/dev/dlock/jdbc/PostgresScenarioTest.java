@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.AcquireResult;
@@ -35,6 +35,7 @@ import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.testkit.OverlapDetector;
 import dev.dlock.testkit.RecordingBackend;
+import dev.dlock.testkit.ServerExtension;
 
 import static dev.dlock.jdbc.ScenarioSupport.awaitTrue;
 import static dev.dlock.jdbc.ScenarioSupport.queryValue;
@@ -51,19 +52,15 @@ class PostgresScenarioTest {
     private static final String AGE_FREE_ROWS =
             "UPDATE dlock_locks SET expires_at = expires_at - INTERVAL '2 hours' WHERE lock_key = ? AND owner IS NULL";
 
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = new ServerExtension<>("PostgreSQL server", PostgresServer::start);
+
     private static PostgresServer postgres;
 
     @BeforeAll
-    static void startPostgres() {
-        postgres = PostgresServer.start();
+    static void prepareServer() {
+        postgres = POSTGRES.server();
         PostgresContractTest.createSchema(connection());
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) {
-            postgres.close();
-        }
     }
 
     private static String connection() {

@@ -2,29 +2,18 @@ package dev.dlock.shedlock;
 
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.jdbc.PostgresServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import dev.dlock.testkit.ServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The provider's contract on a real PostgreSQL (the database's clock counts the leases); every instance has a pool of its own. */
 class PostgresDlockLockProviderTest extends DlockLockProviderContract {
 
-    private static PostgresServer postgres;
-
-    @BeforeAll
-    static void startPostgres() {
-        postgres = TestStores.startPostgres();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
+    @RegisterExtension
+    static final ServerExtension<PostgresServer> POSTGRES = new ServerExtension<>("PostgreSQL server", TestStores::startPostgres);
 
     @Override
     protected LockBackend newBackend() {
-        return TestStores.connect(TestStores.connection(postgres));
+        return TestStores.connect(TestStores.connection(POSTGRES.server()));
     }
 
     @Override

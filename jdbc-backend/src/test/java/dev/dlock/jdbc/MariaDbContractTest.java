@@ -1,20 +1,24 @@
 package dev.dlock.jdbc;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.StoreFailureContractTest;
+import dev.dlock.testkit.ServerExtension;
 
 /** The published contract, crashes included, against a MariaDB server started for this class. */
 class MariaDbContractTest extends StoreFailureContractTest {
+
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = new ServerExtension<>("MariaDB server", MariaDbServer::start);
 
     private static MariaDbServer mariaDb;
     private static JdbcContractHooks hooks;
 
     @BeforeAll
-    static void startMariaDb() {
-        mariaDb = MariaDbServer.start();
+    static void prepareServer() {
+        mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connectionOf(mariaDb));
         hooks = hooksOf(mariaDb);
     }
@@ -23,13 +27,6 @@ class MariaDbContractTest extends StoreFailureContractTest {
     static JdbcContractHooks hooksOf(MariaDbServer server) {
         return new JdbcContractHooks(server::admin, "SELECT COALESCE(SUM(COUNT_STAR), 0)"
                 + " FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE ?");
-    }
-
-    @AfterAll
-    static void stopMariaDb() {
-        if (mariaDb != null) {
-            mariaDb.close();
-        }
     }
 
     static String connectionOf(MariaDbServer server) {

@@ -4,12 +4,13 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.StoreFailureContractTest;
+import dev.dlock.testkit.ServerExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,21 +21,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MariaDbMySqlPathConnectorJContractTest extends StoreFailureContractTest {
 
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = new ServerExtension<>("MariaDB server", MariaDbServer::start);
+
     private static MariaDbServer mariaDb;
     private static JdbcContractHooks hooks;
 
     @BeforeAll
-    static void startMariaDb() {
-        mariaDb = MariaDbServer.start();
+    static void prepareServer() {
+        mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connectionOf(mariaDb));
         hooks = MariaDbContractTest.hooksOf(mariaDb);
-    }
-
-    @AfterAll
-    static void stopMariaDb() {
-        if (mariaDb != null) {
-            mariaDb.close();
-        }
     }
 
     private static String jdbcUrl(MariaDbServer server) {

@@ -1,10 +1,11 @@
 package dev.dlock.jdbc;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.testkit.BackendFactory;
 import dev.dlock.testkit.StoreFailureContractTest;
+import dev.dlock.testkit.ServerExtension;
 
 /**
  * The published contract, crashes included, through the MySQL token path (no sequence: {@code dialect=mysql}
@@ -12,21 +13,17 @@ import dev.dlock.testkit.StoreFailureContractTest;
  */
 class MariaDbMySqlPathContractTest extends StoreFailureContractTest {
 
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = new ServerExtension<>("MariaDB server", MariaDbServer::start);
+
     private static MariaDbServer mariaDb;
     private static JdbcContractHooks hooks;
 
     @BeforeAll
-    static void startMariaDb() {
-        mariaDb = MariaDbServer.start();
+    static void prepareServer() {
+        mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connectionOf(mariaDb));
         hooks = MariaDbContractTest.hooksOf(mariaDb);
-    }
-
-    @AfterAll
-    static void stopMariaDb() {
-        if (mariaDb != null) {
-            mariaDb.close();
-        }
     }
 
     /** The connection string that forces the MySQL dialect on {@code server}. */

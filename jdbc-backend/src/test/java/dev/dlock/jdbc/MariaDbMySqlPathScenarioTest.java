@@ -11,12 +11,13 @@ import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.testkit.ServerExtension;
 
 import static dev.dlock.jdbc.ScenarioSupport.awaitTrue;
 import static dev.dlock.jdbc.ScenarioSupport.queryValue;
@@ -29,19 +30,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MariaDbMySqlPathScenarioTest {
 
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = new ServerExtension<>("MariaDB server", MariaDbServer::start);
+
     private static MariaDbServer mariaDb;
 
     @BeforeAll
-    static void startMariaDb() {
-        mariaDb = MariaDbServer.start();
+    static void prepareServer() {
+        mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connection());
-    }
-
-    @AfterAll
-    static void stopMariaDb() {
-        if (mariaDb != null) {
-            mariaDb.close();
-        }
     }
 
     private static String connection() {

@@ -3,9 +3,11 @@ package dev.dlock.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import dev.dlock.testkit.ServerExtension;
 
 /** The database scenarios on a MariaDB server of this class: a killed connection, a restart during a hold, cleanup and tokens. */
 class MariaDbScenarioTest {
@@ -14,19 +16,15 @@ class MariaDbScenarioTest {
     static final String AGE_FREE_ROWS =
             "UPDATE dlock_locks SET expires_at = expires_at - INTERVAL 2 HOUR WHERE lock_key = ? AND owner IS NULL";
 
+    @RegisterExtension
+    static final ServerExtension<MariaDbServer> MARIADB = new ServerExtension<>("MariaDB server", MariaDbServer::start);
+
     private static MariaDbServer mariaDb;
 
     @BeforeAll
-    static void startMariaDb() {
-        mariaDb = MariaDbServer.start();
+    static void prepareServer() {
+        mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connection());
-    }
-
-    @AfterAll
-    static void stopMariaDb() {
-        if (mariaDb != null) {
-            mariaDb.close();
-        }
     }
 
     private static String connection() {

@@ -393,13 +393,25 @@ abstract class DlockLockProviderContract {
     void aLockAtMostForBelowDlocksShortestLeaseHoldsTheShortestLease() throws Exception {
         DlockLockProvider holder = instance();
         DlockLockProvider other = instance();
-        long start = System.nanoTime();
-        SimpleLock first = lock(holder, config(job, Duration.ZERO, Duration.ZERO));
+        // A try with a 30 ms lease can miss on a loaded machine (a grant that arrives after the lease could have run
+        // out is not a hold): the test tries again, timing the hold from the try that took it.
+        long start;
+        Optional<SimpleLock> first;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        do {
+            start = System.nanoTime();
+            first = holder.lock(config(job, Duration.ZERO, Duration.ZERO));
+        } while (first.isEmpty() && System.nanoTime() - deadline < 0);
+        assertThat(first).as("the shortest lease, taken within 30 s").isPresent();
         Duration freed = awaitLock(other, job, start, Duration.ofSeconds(30));
         assertThat(freed).isGreaterThanOrEqualTo(Duration.ofMillis(25));
-        SimpleLock second = lock(holder, config(job, Duration.ofMillis(5), Duration.ZERO));
+        Optional<SimpleLock> second;
+        do {
+            second = holder.lock(config(job, Duration.ofMillis(5), Duration.ZERO));
+        } while (second.isEmpty() && System.nanoTime() - deadline < 0);
+        assertThat(second).as("the shortest lease again, within 30 s").isPresent();
         assertThat(warnings()).as("one WARN per name").singleElement().asString().contains(job, "30 ms");
-        second.unlock();
-        first.unlock();
+        second.get().unlock();
+        first.get().unlock();
     }
 }

@@ -20,17 +20,23 @@ final class RedisBinaries {
     private RedisBinaries() {
     }
 
+    /** Whether {@link #resolve()} picks the embedded binary (without extracting it). */
+    static boolean resolvesToEmbedded() {
+        String configured = configured();
+        if (configured != null) {
+            return EMBEDDED.equalsIgnoreCase(configured);
+        }
+        return findOnPath() == null;
+    }
+
     /** The binary to run, in this order: property or environment path, PATH, embedded jar. */
     static Path resolve() {
-        String configured = System.getProperty(PROPERTY);
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(ENVIRONMENT);
-        }
-        if (configured != null && !configured.isBlank()) {
-            if (EMBEDDED.equalsIgnoreCase(configured.trim())) {
+        String configured = configured();
+        if (configured != null) {
+            if (EMBEDDED.equalsIgnoreCase(configured)) {
                 return embedded();
             }
-            Path path = Path.of(configured.trim());
+            Path path = Path.of(configured);
             if (!Files.isExecutable(path)) {
                 throw new IllegalStateException("The Redis server configured by " + PROPERTY + "/" + ENVIRONMENT
                         + " is not an executable file: " + path + ". " + howToInstall());
@@ -42,6 +48,15 @@ final class RedisBinaries {
             return onPath;
         }
         return embedded();
+    }
+
+    /** The trimmed property, else the environment variable; null when neither is set. */
+    private static String configured() {
+        String configured = System.getProperty(PROPERTY);
+        if (configured == null || configured.isBlank()) {
+            configured = System.getenv(ENVIRONMENT);
+        }
+        return configured == null || configured.isBlank() ? null : configured.trim();
     }
 
     /** The binary shipped inside the embedded-redis jar for this OS and CPU, extracted once per JVM. */

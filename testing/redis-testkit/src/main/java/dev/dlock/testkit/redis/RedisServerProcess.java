@@ -80,6 +80,11 @@ public final class RedisServerProcess implements AutoCloseable {
         return start(RedisBinaries.resolve());
     }
 
+    /** Whether {@link #start()} runs the embedded Redis 6.2 here (configured so, or no {@code redis-server} on the PATH). */
+    public static boolean startsEmbedded() {
+        return RedisBinaries.resolvesToEmbedded();
+    }
+
     /** Starts a server from the Redis 6.2 binary inside embedded-redis, whatever is configured. */
     public static RedisServerProcess startEmbedded() {
         return start(RedisBinaries.embedded());

@@ -51,6 +51,21 @@ class RedisServerProcessTest {
     }
 
     @Test
+    void startsEmbeddedSaysWhichBinaryStartWouldRun() {
+        String previous = System.getProperty(RedisBinaries.PROPERTY);
+        try {
+            System.setProperty(RedisBinaries.PROPERTY, " embedded ");
+            assertThat(RedisServerProcess.startsEmbedded()).isTrue();
+            System.setProperty(RedisBinaries.PROPERTY, "/usr/local/bin/redis-server");
+            assertThat(RedisServerProcess.startsEmbedded()).isFalse();
+            System.clearProperty(RedisBinaries.PROPERTY);
+            assertThat(RedisServerProcess.startsEmbedded()).isEqualTo(RedisBinaries.resolve().equals(RedisBinaries.embedded()));
+        } finally {
+            restoreProperty(previous);
+        }
+    }
+
+    @Test
     void nonExecutableConfiguredBinaryFailsWithInstallAdvice() {
         String previous = System.getProperty(RedisBinaries.PROPERTY);
         System.setProperty(RedisBinaries.PROPERTY, "/nonexistent/redis-server");

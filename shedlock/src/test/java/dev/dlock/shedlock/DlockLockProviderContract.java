@@ -94,6 +94,15 @@ abstract class DlockLockProviderContract {
         return new DlockLockProvider(manager);
     }
 
+    /**
+     * The fencing token of the lock the current task holds, or -1 on a store that issues none (memcached): the tests
+     * that compare tokens compare -1 there, and still check everything else.
+     */
+    private long currentToken() {
+        boolean fences = backends.get(0).capabilities().fencing();
+        return fences ? ShedLockContext.current().fencingToken() : -1;
+    }
+
     protected static LockConfiguration config(String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
         return new LockConfiguration(Instant.now(), name, lockAtMostFor, lockAtLeastFor);
     }
@@ -337,7 +346,7 @@ abstract class DlockLockProviderContract {
         Duration atMost = Duration.ofMillis(800);
         LockingTaskExecutor.TaskResult<String> result = new DefaultLockingTaskExecutor(holder).executeWithLock(() -> {
             long start = System.nanoTime();
-            long token = ShedLockContext.current().fencingToken();
+            long token = currentToken();
             LockExtender.extendActiveLock(LONG, Duration.ZERO);
             while (System.nanoTime() - start < atMost.multipliedBy(3).toNanos()) {
                 assertThat(CompletableFuture.supplyAsync(() -> other.lock(config(job, LONG, Duration.ZERO))).join())
@@ -345,7 +354,7 @@ abstract class DlockLockProviderContract {
                 Thread.sleep(50);
             }
             assertThat(ShedLockContext.current().isHeld()).isTrue();
-            assertThat(ShedLockContext.current().fencingToken()).as("the token after the extension").isEqualTo(token);
+            assertThat(currentToken()).as("the token after the extension").isEqualTo(token);
             return "done";
         }, config(job, atMost, Duration.ZERO));
         assertThat(result.getResult()).isEqualTo("done");
@@ -366,11 +375,11 @@ abstract class DlockLockProviderContract {
         LockingTaskExecutor executor = new DefaultLockingTaskExecutor(holder);
         String inner = "inner-" + job;
         executor.executeWithLock((Runnable) () -> {
-            long outerToken = ShedLockContext.current().fencingToken();
+            long outerToken = currentToken();
             executor.executeWithLock((Runnable) () -> assertThat(ShedLockContext.current().name()).isEqualTo(inner),
                     config(inner, LONG, Duration.ZERO));
             assertThat(ShedLockContext.current().name()).isEqualTo(job);
-            assertThat(ShedLockContext.current().fencingToken()).isEqualTo(outerToken);
+            assertThat(currentToken()).isEqualTo(outerToken);
         }, config(job, LONG, Duration.ZERO));
         // A lock unlocked by another thread is not seen by the thread that took it any more.
         SimpleLock lock = lock(holder, config(job, LONG, Duration.ZERO));

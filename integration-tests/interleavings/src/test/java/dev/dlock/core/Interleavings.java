@@ -49,6 +49,18 @@ public final class Interleavings {
         assertRan(invocations);
     }
 
+    /** Runs each of {@code scenarios} through up to {@code budget} (times the scale) interleavings, in one run of the checker. */
+    static void exploreEach(int budget, ExecutionScenario... scenarios) {
+        int invocations = budget * SCALE;
+        HandOffModel.startCounting();
+        ModelCheckingOptions options = options().iterations(0).invocationsPerIteration(invocations);
+        for (ExecutionScenario scenario : scenarios) {
+            options.addCustomScenario(scenario);
+        }
+        LinChecker.check(HandOffModel.class, options);
+        assertRan(invocations * scenarios.length);
+    }
+
     /** Guards against a vacuous pass: Lincheck that cannot instrument the classes (a JDK too new for it) runs almost nothing. */
     static void assertRan(int invocations) {
         assertThat(HandOffModel.madeSinceCounting()).as("interleavings the model checker ran").isGreaterThanOrEqualTo(invocations);

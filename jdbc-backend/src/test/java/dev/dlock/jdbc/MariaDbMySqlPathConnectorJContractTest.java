@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The published contract through the MySQL token path and MySQL Connector/J, the driver MySQL users run, on a
  * MariaDB server started for this class (there is no MySQL server here). Connector/J names every server
- * MySQL, so the dialect is forced; detection through it still says MariaDB.
+ * MySQL, so the dialect is forced; detection through it still says MariaDB. The store tier, the extension tier and the
+ * crashes run here; the engine tier, which sends the same statements, on {@link MariaDbMySqlPathContractTest}.
  */
 class MariaDbMySqlPathConnectorJContractTest extends StoreFailureContractTest {
 
@@ -32,6 +33,12 @@ class MariaDbMySqlPathConnectorJContractTest extends StoreFailureContractTest {
         mariaDb = MARIADB.server();
         JdbcBackendFactory.createSchema(connectionOf(mariaDb));
         hooks = MariaDbContractTest.hooksOf(mariaDb);
+    }
+
+    /** The SQL is MariaDbMySqlPathContractTest's: through Connector/J, the store and failure tiers are what differ. */
+    @Override
+    protected String engineTierRunBy() {
+        return "MariaDbMySqlPathContractTest";
     }
 
     private static String jdbcUrl(MariaDbServer server) {

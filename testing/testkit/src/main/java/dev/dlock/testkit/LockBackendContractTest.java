@@ -116,6 +116,22 @@ public abstract class LockBackendContractTest {
         key = "contract:" + test.getTestMethod().map(m -> m.getName()).orElse("test") + ":" + UUID.randomUUID();
     }
 
+    @BeforeEach
+    void engineTierWhereRun(TestInfo test) {
+        boolean engineTier = test.getTestMethod().map(m -> m.getDeclaringClass() == LockBackendContractTest.class).orElse(false);
+        String runBy = engineTierRunBy();
+        assumeTrue(!engineTier || runBy == null, () -> "the engine tier runs on " + runBy + ", with the same statements");
+    }
+
+    /**
+     * Null where this class runs the engine tier (the tests declared in this class) besides the store tier, the
+     * extension tier and its own tests; else the class that runs it on the same statements or scripts. A variant
+     * through another driver names its sibling, whose engine-tier run would only repeat it.
+     */
+    protected String engineTierRunBy() {
+        return null;
+    }
+
     @AfterEach
     void closeManagers() {
         threads.forEach(Thread::interrupt);

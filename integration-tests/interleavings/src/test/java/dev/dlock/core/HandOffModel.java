@@ -37,7 +37,7 @@ public class HandOffModel {
 
     private final InMemoryLockBackend store = new InMemoryLockBackend();
     /** The real store, tapped so that a scenario can act while a hand-off is in flight. */
-    private final RecordingBackend tapped = tapped(store);
+    private final RecordingBackend tapped = new RecordingBackend(store);
     private final LockManager locks = LockManager.builder(tapped).localHandOff(true).build();
     /** Time, which moves only when a lease runs out, and the asynchronous acquisitions' pool, run by the model's threads. */
     private final ModelTime time = new ModelTime();
@@ -264,11 +264,6 @@ public class HandOffModel {
         try (LockHandle lock = taken.get()) {
             return inSection(lock);
         }
-    }
-
-    private static RecordingBackend tapped(InMemoryLockBackend store) {
-        RecordingBackend tapped = new RecordingBackend(store);
-        return tapped;
     }
 
     private static LockRequest.Builder request() {

@@ -2,7 +2,6 @@ package dev.dlock.core;
 
 import static dev.dlock.core.Interleavings.actor;
 import static dev.dlock.core.Interleavings.explore;
-import static dev.dlock.core.Interleavings.exploreEach;
 import static dev.dlock.core.Interleavings.scenario;
 import static dev.dlock.core.Interleavings.heldKeyReleasedAfter;
 
@@ -15,8 +14,7 @@ import org.junit.jupiter.api.Test;
  * Lincheck's model checker runs {@link HandOffModel}'s operations through the interleavings of a lease that is lost or
  * runs out while thread and asynchronous waiters queue (the waiters' pool steps and timers run on the model's threads,
  * {@link ModelTime}), and of the key passing between the two kinds of waiter: the local turn must end with the lease,
- * one holder at a time, every waiter settled, nothing left held. Split from {@link HandOffInterleavingsTest} so that
- * the two run on both test JVMs at once.
+ * one holder at a time, every waiter settled, nothing left held. The hand-off itself: {@link HandOffInterleavingsTest}.
  *
  * <p>The scenarios of a lease that runs out were checked against the engine with the lapse unwatched: with
  * {@code LocalTurn.nanosUntilTurnLapses} answering "never", both hang (Lincheck: "The execution has hung"); with only
@@ -42,13 +40,12 @@ class LeaseEndInterleavingsTest {
     }
 
     /**
-     * Five scenarios of 30 interleavings each, in one run of the model checker: each run first re-instruments every
-     * loaded class (about 7 s, against 4 s for the 30 interleavings), so one run instead of five saves half a minute.
-     * Lincheck's report of a failure prints the scenario that failed.
+     * Five scenarios of 30 interleavings each, in one run of the model checker (about 4 s of interleavings each against
+     * 7 s per run): Lincheck's report of a failure prints the scenario that failed.
      */
     @Test
     void waitersGetTheKeyWhenALeaseIsLostOrRunsOutAndWhenItPassesBetweenAsyncAndThreadWaiters() {
-        exploreEach(30,
+        explore(30,
                 // The old holder releases only after every parallel operation finished: the two waiters must get the
                 // key from the loss alone. Before the local turn ended with the lease, they hung here.
                 heldKeyReleasedAfter("loseHeldKey", "section", "section"),

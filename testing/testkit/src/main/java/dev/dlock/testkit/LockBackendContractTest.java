@@ -303,8 +303,8 @@ public abstract class LockBackendContractTest {
                 LockManager locks = managerOfTask.apply(t);
                 Function<LockManager, LockHandle> acquire = acquireOfTask.apply(t);
                 done.add(pool.submit(() -> {
-                    int i = 0;
-                    for (; i < iterations && (i < leastTurns || System.nanoTime() - budgetEnd < 0); i++) {
+                    int turn = 0;
+                    for (; turn < iterations && (turn < leastTurns || System.nanoTime() - budgetEnd < 0); turn++) {
                         try (LockHandle lock = acquire.apply(locks)) {
                             detector.enter();
                             if (fencing) {
@@ -316,14 +316,13 @@ public abstract class LockBackendContractTest {
                             detector.exit();
                         }
                     }
-                    return i;
+                    return turn;
                 }));
             }
             int turns = 0;
             for (Future<Integer> f : done) {
                 turns += f.get(5, TimeUnit.MINUTES);
             }
-            assertThat(turns).as("turns taken").isGreaterThanOrEqualTo(tasks * leastTurns);
             return turns;
         } finally {
             pool.shutdownNow();

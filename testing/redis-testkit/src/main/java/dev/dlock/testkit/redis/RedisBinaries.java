@@ -22,32 +22,30 @@ final class RedisBinaries {
 
     /** Whether {@link #resolve()} picks the embedded binary (without extracting it). */
     static boolean resolvesToEmbedded() {
-        String configured = configured();
-        if (configured != null) {
-            return EMBEDDED.equalsIgnoreCase(configured);
-        }
-        return findOnPath() == null;
+        return chosenBinary() == null;
     }
 
     /** The binary to run, in this order: property or environment path, PATH, embedded jar. */
     static Path resolve() {
+        Path chosen = chosenBinary();
+        return chosen != null ? chosen : embedded();
+    }
+
+    /** The configured or PATH binary; null when the embedded one is to run (configured so, or nothing on the PATH). */
+    private static Path chosenBinary() {
         String configured = configured();
-        if (configured != null) {
-            if (EMBEDDED.equalsIgnoreCase(configured)) {
-                return embedded();
-            }
-            Path path = Path.of(configured);
-            if (!Files.isExecutable(path)) {
-                throw new IllegalStateException("The Redis server configured by " + PROPERTY + "/" + ENVIRONMENT
-                        + " is not an executable file: " + path + ". " + howToInstall());
-            }
-            return path;
+        if (configured == null) {
+            return findOnPath();
         }
-        Path onPath = findOnPath();
-        if (onPath != null) {
-            return onPath;
+        if (EMBEDDED.equalsIgnoreCase(configured)) {
+            return null;
         }
-        return embedded();
+        Path path = Path.of(configured);
+        if (!Files.isExecutable(path)) {
+            throw new IllegalStateException("The Redis server configured by " + PROPERTY + "/" + ENVIRONMENT
+                    + " is not an executable file: " + path + ". " + howToInstall());
+        }
+        return path;
     }
 
     /** The trimmed property, else the environment variable; null when neither is set. */

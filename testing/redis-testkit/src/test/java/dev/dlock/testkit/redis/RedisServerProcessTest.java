@@ -56,7 +56,8 @@ class RedisServerProcessTest {
         try {
             System.setProperty(RedisBinaries.PROPERTY, " embedded ");
             assertThat(RedisServerProcess.startsEmbedded()).isTrue();
-            System.setProperty(RedisBinaries.PROPERTY, "/usr/local/bin/redis-server");
+            // Any executable configured by path is run as it is: this JVM's own java binary stands in for one.
+            System.setProperty(RedisBinaries.PROPERTY, ProcessHandle.current().info().command().orElseThrow());
             assertThat(RedisServerProcess.startsEmbedded()).isFalse();
             System.clearProperty(RedisBinaries.PROPERTY);
             assertThat(RedisServerProcess.startsEmbedded()).isEqualTo(RedisBinaries.resolve().equals(RedisBinaries.embedded()));

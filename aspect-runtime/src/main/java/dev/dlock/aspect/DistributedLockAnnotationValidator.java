@@ -6,6 +6,8 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.aop.framework.autoproxy.AutoProxyUtils;
 import org.springframework.util.ClassUtils;
 
 import java.lang.reflect.Method;
@@ -58,7 +60,7 @@ public class DistributedLockAnnotationValidator implements SmartInitializingSing
         Set<Class<?>> checked = new LinkedHashSet<>();
         List<String> problems = new ArrayList<>();
         for (String name : beanFactory.getBeanDefinitionNames()) {
-            Class<?> type = beanFactory.getType(name, false);
+            Class<?> type = targetClass(name);
             if (type != null && checked.add(ClassUtils.getUserClass(type))) {
                 Class<?> userClass = ClassUtils.getUserClass(type);
                 problems.addAll(operations.validate(userClass));
@@ -70,6 +72,20 @@ public class DistributedLockAnnotationValidator implements SmartInitializingSing
             throw new LockAnnotationException(problems.size() + " invalid @DistributedLock annotation(s):\n  "
                     + String.join("\n  ", problems));
         }
+    }
+
+    /**
+     * The class of the bean's object: behind an interface-based (JDK) proxy, which is what {@code getType} answers and
+     * which carries no annotations, the class the proxy creator recorded for it.
+     */
+    private Class<?> targetClass(String beanName) {
+        if (beanFactory instanceof ConfigurableListableBeanFactory configurable && configurable.containsBeanDefinition(beanName)) {
+            Object target = configurable.getMergedBeanDefinition(beanName).getAttribute(AutoProxyUtils.ORIGINAL_TARGET_CLASS_ATTRIBUTE);
+            if (target instanceof Class<?> targetClass) {
+                return targetClass;
+            }
+        }
+        return beanFactory.getType(beanName, false);
     }
 
     private static void warnOfSelfInvocations(Class<?> userClass) {

@@ -73,7 +73,11 @@ public class DistributedLockAspect implements Ordered {
                     + "DistributedLockAspect.configureWoven(LockAspectSupport.builder(lockManager).build()) at startup");
         }
         MethodSignature signature = (MethodSignature) joinPoint.getSignature();
-        return current.invoke(signature.getMethod(), joinPoint.getTarget(), joinPoint.getArgs(), joinPoint::proceed);
+        Object[] args = joinPoint.getArgs();
+        // proceed(args) copies the invocation in Spring AOP: only a call whose arguments changed (a fencing token
+        // parameter) pays for it.
+        return current.invoke(signature.getMethod(), joinPoint.getTarget(), args,
+                given -> given == args ? joinPoint.proceed() : joinPoint.proceed(given));
     }
 
     /** The aspect's order among advisors: lower runs further outside. */

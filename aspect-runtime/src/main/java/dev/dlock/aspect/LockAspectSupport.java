@@ -23,7 +23,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -78,8 +81,11 @@ public class LockAspectSupport {
     /** The rest of the intercepted call: the method itself (and any inner advice). */
     @FunctionalInterface
     public interface Invocation {
-        /** Runs the method; its exceptions pass through unchanged. */
-        Object proceed() throws Throwable;
+        /**
+         * Runs the method with {@code args}: the array the call was intercepted with, or a copy with the fencing token
+         * in the place of a {@code @FencingToken} parameter. Its exceptions pass through unchanged.
+         */
+        Object proceed(Object[] args) throws Throwable;
     }
 
     /**
@@ -98,12 +104,12 @@ public class LockAspectSupport {
         Class<?> targetClass = target != null ? ClassUtils.getUserClass(target.getClass()) : method.getDeclaringClass();
         LockOperation operation = operations.operation(method, targetClass);
         if (operation == null) {
-            return invocation.proceed();
+            return invocation.proceed(args);
         }
         Call call = new Call(operation, target, args,
                 evaluator.context(operation.method(), args, target, targetClass), invocation);
         if (!conditionHolds(call)) {
-            return invocation.proceed();
+            return invocation.proceed(args);
         }
         return switch (operation.resultKind()) {
             case PLAIN -> invokePlain(call);
@@ -215,7 +221,7 @@ public class LockAspectSupport {
     Object runLocked(Call call, List<LockHandle> held) throws Throwable {
         LockContext context = LockContext.enter(call.operation().lockName(), held, call.operation().tokenReads());
         try {
-            return call.invocation().proceed();
+            return call.invocation().proceed(argumentsWithToken(call, held));
         } catch (Throwable methodFailure) {
             context.exit();
             context = null;
@@ -226,6 +232,29 @@ public class LockAspectSupport {
                 context.exit();
             }
         }
+    }
+
+    /**
+     * The call's arguments, with the fencing token in the place of its {@code @FencingToken} parameter: the token of
+     * the one key (a {@code long} or {@code Long} parameter), or every key's token by key (a {@code Map}). A token
+     * that cannot be had (the lease was lost before it was issued) fails the call before the method runs.
+     */
+    private static Object[] argumentsWithToken(Call call, List<LockHandle> held) {
+        int index = call.operation().tokenParameter();
+        if (index == LockOperation.NO_TOKEN_PARAMETER) {
+            return call.args();
+        }
+        Object[] args = call.args().clone();
+        if (call.operation().method().getParameterTypes()[index] == Map.class) {
+            Map<String, Long> tokens = new LinkedHashMap<>();
+            for (LockHandle handle : held) {
+                tokens.put(handle.key(), handle.fencingToken());
+            }
+            args[index] = Collections.unmodifiableMap(tokens);
+        } else {
+            args[index] = held.get(0).fencingToken();
+        }
+        return args;
     }
 
     /** Releases after the method (or an acquisition) failed: the failure stays, a release problem is added to it as suppressed. */

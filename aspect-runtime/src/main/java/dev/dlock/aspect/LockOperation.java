@@ -32,12 +32,17 @@ import java.util.List;
  * @param emptyResult       what SKIP returns (for async kinds: what the completed stage holds)
  * @param callSite          {@code OrderService.transfer(..)}: who takes the lock, in lock-order warnings
  * @param tokenReads        whether calls read their fencing token: declared, or seen in an earlier call
+ * @param tokenParameter    the index of the {@code @FencingToken} parameter, {@link #NO_TOKEN_PARAMETER} when none
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
-                     ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads) {
+                     ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads,
+                     int tokenParameter) {
+
+    /** {@link #tokenParameter()} of a method without a {@code @FencingToken} parameter. */
+    static final int NO_TOKEN_PARAMETER = -1;
 
     /**
      * Whether the method's calls read their fencing token, so that its acquisitions ask the store to issue it at once

@@ -1,6 +1,7 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.FencingToken;
 import dev.dlock.annotation.LockMode;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockKind;
@@ -12,8 +13,10 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.CollectionFactory;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotatedMethod;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
@@ -99,6 +102,7 @@ public final class LockOperationSource {
                 problems.add(e.getMessage());
             }
         }
+        problems.addAll(strayTokenParameters(userClass));
         return problems;
     }
 
@@ -194,6 +198,7 @@ public final class LockOperationSource {
             }
         }
         LockKind kind = kind(annotation, problems);
+        int tokenParameter = tokenParameter(specific, hasKeys, problems);
         problems.throwIfAny();
 
         String name = annotation.name().isBlank() ? defaultName(specific) : annotation.name();
@@ -203,7 +208,77 @@ public final class LockOperationSource {
         return new LockOperation(specific, element, name, kind, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
                 condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
                 resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)",
-                new LockOperation.TokenReads(annotation.fencingToken()));
+                new LockOperation.TokenReads(annotation.fencingToken() || tokenParameter != LockOperation.NO_TOKEN_PARAMETER),
+                tokenParameter);
+    }
+
+    /**
+     * The index of the method's {@code @FencingToken} parameter (declared on it or on the interface method it
+     * implements), when there is one and it can take the token: a {@code long} or {@code Long} for one key, a
+     * {@code Map<String, Long>} for any number of keys, and a store that issues tokens.
+     */
+    private int tokenParameter(Method method, boolean multiKey, Problems problems) {
+        MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
+        int found = LockOperation.NO_TOKEN_PARAMETER;
+        for (MethodParameter parameter : parameters) {
+            if (!parameter.hasParameterAnnotation(FencingToken.class)) {
+                continue;
+            }
+            String name = parameterName(method, parameter.getParameterIndex());
+            if (found != LockOperation.NO_TOKEN_PARAMETER) {
+                problems.addParameter(name, "a second @FencingToken parameter (the first is "
+                        + parameterName(method, found) + "); the token goes to one parameter");
+                continue;
+            }
+            found = parameter.getParameterIndex();
+            Class<?> type = parameter.getParameterType();
+            boolean oneToken = type == long.class || type == Long.class;
+            boolean tokensByKey = type == Map.class && isStringToLong(parameter);
+            if (multiKey && oneToken) {
+                problems.addParameter(name, "the method locks several 'keys', each with a token of its own: declare it "
+                        + "Map<String, Long> (every locked key's token by key)");
+            } else if (!oneToken && !tokensByKey) {
+                problems.addParameter(name, "is " + parameter.getGenericParameterType().getTypeName() + "; a fencing token "
+                        + "parameter is a long or Long (or Map<String, Long> for every key's token)");
+            }
+            if (!store.capabilities().fencing()) {
+                problems.addParameter(name, "the lock store " + store.getClass().getSimpleName() + " issues no fencing "
+                        + "tokens (docs/stores.md); use a store that does, or fence the resource another way");
+            }
+        }
+        return found;
+    }
+
+    private static boolean isStringToLong(MethodParameter parameter) {
+        ResolvableType map = ResolvableType.forMethodParameter(parameter).asMap();
+        return map.resolveGeneric(0) == String.class && map.resolveGeneric(1) == Long.class;
+    }
+
+    /** {@code 'token'} (index 2), or only the index when the compiler kept no parameter names. */
+    private String parameterName(Method method, int index) {
+        String[] names = evaluator.parameterNames().getParameterNames(method);
+        return names == null ? "#" + index : "'" + names[index] + "' (#" + index + ")";
+    }
+
+    /**
+     * Problems of {@code @FencingToken} parameters on methods of {@code userClass} without {@code @DistributedLock}:
+     * nothing would pass them a token.
+     */
+    private static List<String> strayTokenParameters(Class<?> userClass) {
+        List<String> problems = new ArrayList<>();
+        ReflectionUtils.doWithMethods(userClass, method -> {
+            java.lang.reflect.Parameter[] parameters = method.getParameters();
+            for (int i = 0; i < parameters.length; i++) {
+                if (parameters[i].isAnnotationPresent(FencingToken.class)) {
+                    problems.add("@FencingToken parameter #" + i + " of " + describe(method)
+                            + ": the method has no @DistributedLock, so nothing passes it a token; lock the method, or "
+                            + "read the token from the LockHandle of the lock you hold");
+                    return;
+                }
+            }
+        }, method -> !method.isBridge() && !method.isSynthetic() && method.getDeclaringClass() != Object.class
+                && method.getParameterCount() > 0 && AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class) == null);
+        return problems;
     }
 
     /** The kind the annotation asks for, when its {@code mode}, {@code permits} and {@code fair} fit together and the store takes it. */
@@ -454,6 +529,10 @@ public final class LockOperationSource {
 
         void add(String attribute, String message) {
             messages.add("attribute '" + attribute + "': " + message);
+        }
+
+        void addParameter(String parameter, String message) {
+            messages.add("@FencingToken parameter " + parameter + ": " + message);
         }
 
         void throwIfAny() {

@@ -1,6 +1,7 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.FencingToken;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
 import dev.dlock.testkit.RecordingBackend;
@@ -10,9 +11,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import reactor.core.publisher.Mono;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -54,6 +57,52 @@ class FencingTokenAtAcquisitionTest {
         }
     }
 
+    /** The fencing token as a parameter of its own, in every shape a locked method returns. */
+    public interface Posting {
+        /** The token given to a method whose interface declares the parameter. */
+        long post(String id, @FencingToken long token);
+    }
+
+    /** Locked methods that take their token as a {@code @FencingToken} parameter. */
+    public static class TokenLedger implements Posting {
+        @DistributedLock(key = "#id")
+        public long[] plain(String id, @FencingToken long token) {
+            return new long[] {token, LockContext.current().fencingToken()};
+        }
+
+        @DistributedLock(key = "#id")
+        public Long boxed(@FencingToken Long token, String id) {
+            return token;
+        }
+
+        @DistributedLock(keys = {"#first", "#second"})
+        public Map<String, Long> severalKeys(String first, String second, @FencingToken Map<String, Long> tokens) {
+            assertThat(tokens).isEqualTo(LockContext.current().fencingTokens());
+            return tokens;
+        }
+
+        @DistributedLock(key = "#id")
+        public CompletableFuture<Long> async(String id, @FencingToken long token) {
+            return CompletableFuture.supplyAsync(() -> token);
+        }
+
+        @DistributedLock(key = "#id")
+        public Mono<Long> reactive(String id, @FencingToken long token) {
+            return Mono.fromSupplier(() -> token);
+        }
+
+        @DistributedLock(key = "#id", condition = "#locked")
+        public long conditional(String id, boolean locked, @FencingToken long token) {
+            return token;
+        }
+
+        @Override
+        @DistributedLock(key = "#id")
+        public long post(String id, long token) {
+            return token;
+        }
+    }
+
     /** Where a call of {@link Ledger#declared} tells it holds the key, and waits until told to leave. */
     static final class Section {
         final CountDownLatch inside = new CountDownLatch(1);
@@ -71,6 +120,7 @@ class FencingTokenAtAcquisitionTest {
     private AnnotationConfigApplicationContext context;
     private final Section section = new Section();
     private Ledger ledger;
+    private TokenLedger tokens;
     private final String id = UUID.randomUUID().toString();
 
     @BeforeEach
@@ -78,9 +128,11 @@ class FencingTokenAtAcquisitionTest {
         context = new AnnotationConfigApplicationContext();
         context.registerBean(LockManager.class, () -> LockManager.builder(backend).leaseTime(Duration.ofSeconds(3)).build());
         context.registerBean(Ledger.class, () -> new Ledger(section));
+        context.registerBean(TokenLedger.class);
         context.register(Locking.class);
         context.refresh();
         ledger = context.getBean(Ledger.class);
+        tokens = context.getBean(TokenLedger.class);
     }
 
     @AfterEach
@@ -142,6 +194,41 @@ class FencingTokenAtAcquisitionTest {
         assertThat(backend.handOffs).as("the key passed on by a hand-off").hasValue(1);
         assertThat(backend.handOffsIssuingToken).as("hand-offs that issued the next holder's token").hasValue(1);
         assertThat(backend.issuances).as("store calls issuing a token of their own").hasValue(0);
+    }
+
+    /**
+     * The method gets its hold's token in place of what the caller passed, issued by the acquisition itself; every call
+     * a higher one, whatever the method returns.
+     */
+    @Test
+    void aFencingTokenParameterGetsTheHoldsTokenIssuedWithTheAcquisition() {
+        long[] first = tokens.plain(id, 0);
+        assertThat(first[0]).as("the parameter's token, the caller having passed 0").isPositive().isEqualTo(first[1]);
+        long boxed = tokens.boxed(-1L, id);
+        long async = tokens.async(id, 0).join();
+        long reactive = tokens.reactive(id, 0).block(Duration.ofSeconds(10));
+        long declaredOnTheInterface = tokens.post(id, 0);
+        assertThat(List.of(first[0], boxed, async, reactive, declaredOnTheInterface)).as("tokens in turn")
+                .isSorted().doesNotHaveDuplicates();
+        assertThat(backend.issuances).as("store calls issuing a token of their own").hasValue(0);
+        assertThat(backend.acquiresIssuingToken).as("acquisitions that issued the token").hasValue(5);
+    }
+
+    @Test
+    void aMethodLockingSeveralKeysGetsEveryKeysTokenByKey() {
+        Map<String, Long> byKey = tokens.severalKeys(id + ":b", id + ":a", null);
+        assertThat(byKey.keySet()).as("the lock manager's keys, in acquisition order").satisfiesExactly(
+                key -> assertThat(key).endsWith(id + ":a"), key -> assertThat(key).endsWith(id + ":b"));
+        assertThat(byKey.values()).allSatisfy(token -> assertThat(token).isPositive());
+        assertThat(backend.issuances).as("store calls issuing a token of their own").hasValue(0);
+    }
+
+    /** A call that runs unlocked gets no token: what the caller passed goes through, and nothing is issued. */
+    @Test
+    void aCallWhoseConditionIsFalseGetsWhatTheCallerPassed() {
+        assertThat(tokens.conditional(id, false, 42)).isEqualTo(42);
+        assertThat(backend.acquires).hasValue(0);
+        assertThat(tokens.conditional(id, true, 42)).isNotEqualTo(42).isPositive();
     }
 
     private static long call(Ledger ledger, String id) {

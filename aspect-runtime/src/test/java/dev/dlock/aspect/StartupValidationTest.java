@@ -5,6 +5,11 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.FencingToken;
+import dev.dlock.core.LockManager;
+import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.LockBackend;
+import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.annotation.OnFailure;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -205,6 +210,103 @@ class StartupValidationTest {
         @DistributedLock(key = "#id")
         public void onlyCalledFromOutside(String id) {
         }
+    }
+
+    public static class TwoTokenParameters {
+        @DistributedLock(key = "#id")
+        public void run(String id, @FencingToken long token, @FencingToken long again) {
+        }
+    }
+
+    public static class TokenOfTheWrongType {
+        @DistributedLock(key = "#id")
+        public void run(String id, @FencingToken String token) {
+        }
+    }
+
+    public static class OneTokenForSeveralKeys {
+        @DistributedLock(keys = {"#id", "#other"})
+        public void run(String id, String other, @FencingToken long token) {
+        }
+    }
+
+    public static class TokensByKeyOfTheWrongType {
+        @DistributedLock(key = "#id")
+        public void run(String id, @FencingToken Map<String, Integer> tokens) {
+        }
+    }
+
+    public static class TokenWithoutALock {
+        public void run(String id, @FencingToken long token) {
+        }
+    }
+
+    static Stream<Arguments> badTokenParameters() {
+        return Stream.of(
+                Arguments.of(TwoTokenParameters.class, "run(String, long, long)", "parameter 'again' (#2): a second @FencingToken parameter"),
+                Arguments.of(TokenOfTheWrongType.class, "run(String, String)",
+                        "parameter 'token' (#1): is java.lang.String; a fencing token parameter is a long or Long"),
+                Arguments.of(OneTokenForSeveralKeys.class, "run(String, String, long)", "parameter 'token' (#2): the method locks several 'keys'"),
+                Arguments.of(TokensByKeyOfTheWrongType.class, "run(String, Map)", "is java.util.Map<java.lang.String, java.lang.Integer>"),
+                Arguments.of(TokenWithoutALock.class, "run(String, long)", "the method has no @DistributedLock, so nothing passes it a token"));
+    }
+
+    /** A fencing token parameter that would get no token, or one it cannot hold, fails the start naming the method and parameter. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badTokenParameters")
+    void aBadFencingTokenParameterFailsTheStart(Class<?> beanClass, String method, String why) {
+        Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean(beanClass);
+        }).close());
+        assertThat(findLockAnnotationException(failure).getMessage()).contains(beanClass.getName() + "." + method).contains(why);
+    }
+
+    /** A store that issues no fencing tokens (memcached) cannot give one to a parameter: the start fails naming the store. */
+    @Test
+    void aFencingTokenParameterOnAStoreWithoutTokensFailsTheStart() {
+        RecordingBackend withoutTokens = new RecordingBackend(new InMemoryLockBackend());
+        withoutTokens.alterCapabilities(declared -> declared.withFencing(false));
+        Throwable failure = catchThrowable(() -> startProxyingInterfaces(withoutTokens, FencingTokenAtAcquisitionTest.TokenLedger.class));
+        assertThat(findLockAnnotationException(failure).getMessage())
+                .contains(FencingTokenAtAcquisitionTest.TokenLedger.class.getName() + ".plain(String, long)")
+                .contains("parameter 'token' (#1): the lock store RecordingBackend issues no fencing tokens");
+        assertThat(withoutTokens.acquires).as("store calls: the start failed before any").hasValue(0);
+    }
+
+    /** A service the context proxies through its interface (a JDK proxy, Spring's default without proxyTargetClass). */
+    public interface Shipping {
+        /** Ships the order. */
+        void run(String id);
+    }
+
+    public static class BadSpelBehindAnInterface implements Shipping {
+        @Override
+        @DistributedLock(key = "#id +")
+        public void run(String id) {
+        }
+    }
+
+    /**
+     * A bean proxied through its interface is checked as its own class: the proxy's type, which is all the context
+     * tells by name, has no annotations (it was passed unchecked before).
+     */
+    @Test
+    void aBadAnnotationOnABeanProxiedThroughItsInterfaceFailsTheStart() {
+        Throwable failure = catchThrowable(() -> startProxyingInterfaces(TestContexts.STORE, BadSpelBehindAnInterface.class));
+        assertThat(findLockAnnotationException(failure).getMessage())
+                .contains(BadSpelBehindAnInterface.class.getName() + ".run(String)")
+                .contains("attribute 'key'").contains("does not parse");
+    }
+
+    /** Starts (and closes) a context with {@code bean} over {@code store}, proxied as Spring does by default: through its interfaces. */
+    private static void startProxyingInterfaces(LockBackend store, Class<?> bean) {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        context.registerBean(LockManager.class, () -> LockManager.builder(store).build());
+        context.register(TestContexts.DefaultLocking.class);
+        context.registerBean(bean);
+        context.refresh();
+        context.close();
     }
 
     static Stream<Arguments> unreachableThroughAProxy() {

@@ -1,5 +1,6 @@
 package dev.dlock.examples;
 
+import dev.dlock.annotation.FencingToken;
 import dev.dlock.core.LockNotAcquiredException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -41,7 +42,7 @@ public class OrderController {
     /** Buys one item through the annotated method that returns a CompletableFuture. */
     @PostMapping("/orders/async")
     public CompletableFuture<ResponseEntity<OrderResult>> placeAsync(@RequestBody Order order) {
-        return orders.placeAsync(order).handle((result, failure) -> {
+        return orders.placeAsync(order, FencingToken.FROM_THE_LOCK).handle((result, failure) -> {
             if (failure == null) {
                 return respond(result);
             }

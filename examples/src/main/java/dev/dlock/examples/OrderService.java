@@ -1,6 +1,7 @@
 package dev.dlock.examples;
 
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.FencingToken;
 import dev.dlock.aspect.LockContext;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
@@ -44,11 +45,11 @@ public class OrderService {
 
     /**
      * Places an order whose payment completes later: the lock is held until the returned future
-     * completes (the watchdog renews it meanwhile), not until this method returns.
+     * completes (the watchdog renews it meanwhile), not until this method returns. The lock's fencing
+     * token comes as a parameter, issued with the acquisition.
      */
     @DistributedLock(name = "stock", key = "#order.productId", abortIf = "@stock.soldOut(#order.productId)")
-    public CompletableFuture<OrderResult> placeAsync(Order order) {
-        long fencingToken = LockContext.current().fencingToken();
+    public CompletableFuture<OrderResult> placeAsync(Order order, @FencingToken long fencingToken) {
         return CompletableFuture.supplyAsync(() -> {
             sleep(paymentTime);
             return sell(order, fencingToken);

@@ -14,7 +14,7 @@ import jakarta.persistence.LockModeType;
 import jakarta.persistence.metamodel.EntityType;
 
 /**
- * Fences changes to JPA entities that have a {@link FencingToken} field: call {@link #fence} in the transaction that
+ * Fences changes to JPA entities that have a {@link dev.dlock.annotation.FencingToken} field: call {@link #fence} in the transaction that
  * changes the entity, before changing it. One UPDATE advances the row's token only if the row holds no larger one, and
  * the row stays locked until the transaction ends. Why the database must check: a holder paused past its lease still
  * has a stale copy of the token in its persistence context, so a comparison in Java would let its flush overwrite a
@@ -39,7 +39,7 @@ public final class JpaFencing {
 
     /**
      * Advances {@code entity}'s row to {@code fencingToken} unless it accepted a larger one, and sets the entity's
-     * {@link FencingToken} field to it. Needs an active transaction.
+     * {@link dev.dlock.annotation.FencingToken} field to it. Needs an active transaction.
      *
      * @return the entity
      * @throws StaleFencingTokenException when the row accepted a larger token (the entity is detached)
@@ -119,10 +119,12 @@ public final class JpaFencing {
         }
     }
 
-    private static Field tokenField(Class<?> type) {
+    /** The entity's field marked {@code @FencingToken} (this package's deprecated one too), made accessible. */
+    @SuppressWarnings("deprecation")
+    static Field tokenField(Class<?> type) {
         for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Field field : c.getDeclaredFields()) {
-                if (field.isAnnotationPresent(FencingToken.class)) {
+                if (field.isAnnotationPresent(dev.dlock.annotation.FencingToken.class) || field.isAnnotationPresent(FencingToken.class)) {
                     if (field.getType() != long.class) {
                         throw new IllegalArgumentException("@FencingToken field " + c.getName() + "." + field.getName()
                                 + " must be a long, is " + field.getType().getName());

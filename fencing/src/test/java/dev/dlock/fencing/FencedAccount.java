@@ -1,5 +1,6 @@
 package dev.dlock.fencing;
 
+import dev.dlock.annotation.FencingToken;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;

@@ -1,6 +1,7 @@
 package dev.dlock.weaving;
 
 import dev.dlock.annotation.DistributedLock;
+import dev.dlock.annotation.FencingToken;
 import dev.dlock.aspect.LockContext;
 
 /**
@@ -27,6 +28,22 @@ public class SelfInvokingWorker {
     @DistributedLock(key = "#id", name = "worker.private", waitTime = "200ms")
     private long privateLocked(String id) {
         return LockContext.current().fencingToken();
+    }
+
+    /** Returns the fencing token a private locked method got as its {@code @FencingToken} parameter, reached by self-invocation. */
+    public long tokenViaParameter(String id) {
+        return privateTokenParameter(id, 0);
+    }
+
+    @DistributedLock(key = "#id", name = "worker.token-parameter", waitTime = "200ms")
+    private long privateTokenParameter(String id, @FencingToken long token) {
+        return token == LockContext.current().fencingToken() ? token : -token;
+    }
+
+    /** A static locked method given its token as a parameter: woven code proceeds with the token in the caller's place. */
+    @DistributedLock(key = "#id", name = "worker.static-token", waitTime = "200ms")
+    public static long staticTokenParameter(@FencingToken long token, String id) {
+        return token == LockContext.current().fencingToken() ? token : -token;
     }
 
     /** A static locked method: a Spring proxy could never intercept it; woven, it is locked. */

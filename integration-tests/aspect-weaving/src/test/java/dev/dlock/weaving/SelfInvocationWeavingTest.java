@@ -127,6 +127,19 @@ class SelfInvocationWeavingTest {
         assertThat(worker.finalLocked(id)).isPositive();
     }
 
+    /** Woven code runs the method with the token in place of what the caller passed, on instance and static methods alike. */
+    @Test
+    void aWovenMethodGetsItsTokenAsAParameter() {
+        SelfInvokingWorker worker = new SelfInvokingWorker();
+        String id = UUID.randomUUID().toString();
+        long first = worker.tokenViaParameter(id);
+        assertThat(first).as("the parameter's token, equal to the lock's").isPositive();
+        assertThat(worker.tokenViaParameter(id)).isGreaterThan(first);
+        long fromStatic = SelfInvokingWorker.staticTokenParameter(0, id);
+        assertThat(fromStatic).as("a static method's token, equal to the lock's").isPositive();
+        assertThat(SelfInvokingWorker.staticTokenParameter(-1, id)).isGreaterThan(fromStatic);
+    }
+
     /**
      * The startup check that refuses private, static and final locked methods under a Spring proxy, and warns of
      * self-invocations, lets a woven class through: weaving locks all of them.

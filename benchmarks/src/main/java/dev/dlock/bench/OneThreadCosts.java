@@ -19,7 +19,8 @@ import redis.clients.jedis.Jedis;
  * {@code INFO cpu}), the calling thread's CPU (Java code and its system calls), and the rest
  * (waiting for the other side to be scheduled and answer). Libraries run in alternating rounds on one Redis.
  * Run it under JFR for the Java side: {@code java -XX:StartFlightRecording=filename=one-thread.jfr -cp
- * benchmarks/target/dlock-benchmarks.jar dev.dlock.bench.OneThreadCosts [seconds per round] [rounds]}.
+ * benchmarks/target/dlock-benchmarks.jar dev.dlock.bench.OneThreadCosts [seconds per round] [rounds] [libraries]}, the
+ * libraries comma-separated ids of {@code PeerLocks} (default {@code raw-jedis,dlock,dlock-direct}).
  */
 public final class OneThreadCosts {
 
@@ -29,15 +30,16 @@ public final class OneThreadCosts {
     private OneThreadCosts() {
     }
 
-    /** Entry point; arguments: seconds per round (default 5), rounds (default 4). */
+    /** Entry point; arguments: seconds per round (default 5), rounds (default 4), libraries (default raw-jedis,dlock,dlock-direct). */
     public static void main(String[] args) throws Exception {
         long roundNanos = TimeUnit.SECONDS.toNanos(args.length > 0 ? Long.parseLong(args[0]) : 5);
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        List<String> ids = args.length > 2 ? List.of(args[2].split(",")) : LIBRARIES;
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         try (RedisServerProcess redis = RedisServerProcess.start()) {
             System.setProperty(BenchRedis.PROPERTY, redis.uri());
             List<LockUnderTest> libraries = new ArrayList<>();
-            for (String id : LIBRARIES) {
+            for (String id : ids) {
                 libraries.add(PeerLocks.open(id));
             }
             double[][] totals = new double[libraries.size()][4];

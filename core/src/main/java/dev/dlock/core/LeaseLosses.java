@@ -49,14 +49,24 @@ final class LeaseLosses {
         reportLost(lease, byRenewal);
     }
 
-    /** Gives the lost lease's turn to the JVM's next waiter, and tells the log and the listeners that it is lost. */
+    /**
+     * Gives the lost lease's turn to the JVM's next waiter, and tells the log and the listeners that it is lost: from
+     * the events thread when a renewal or the store's session found it (a listener that blocks must not hold up the
+     * watchdog), from this thread otherwise (the holder's own call, a forced release, the shutdown).
+     */
     void reportLost(Lease lease, boolean byRenewal) {
         manager.releases.endTurn(lease);
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
+        LockListener listener = manager.listener;
+        String reason = lease.lostReason;
         if (byRenewal) {
-            manager.listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+            manager.backgroundEvents.tell(() -> {
+                listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+                listener.onLeaseLost(lease.events, reason);
+            });
+        } else {
+            listener.onLeaseLost(lease.events, reason);
         }
-        manager.listener.onLeaseLost(lease.events, lease.lostReason);
     }
 
     /**

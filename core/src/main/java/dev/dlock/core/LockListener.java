@@ -4,9 +4,11 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread (the
- * watchdog thread for renewals) and must be fast; an exception thrown here is caught and logged,
- * never passed to the caller. Re-entrant acquisitions produce no events.
+ * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread, except what the watchdog
+ * or the store's session finds (renewals, and the leases they find lost): those come in order from the manager's
+ * events thread ({@code <watchdog thread name>-events}), so that a listener that blocks holds up no renewal. Keep them
+ * fast all the same; an exception thrown here is caught and logged, never passed to the caller. Re-entrant
+ * acquisitions produce no events.
  *
  * <p>The events of one acquisition and of its hold come in two forms: with the {@link AcquisitionContext} the engine
  * passes to each of them (the same object from the attempt to the release), and with the lock name and key only. The

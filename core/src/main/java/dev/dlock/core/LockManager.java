@@ -89,6 +89,8 @@ public final class LockManager implements AutoCloseable {
     final KeyGates gates = new KeyGates();
     /** Marks leases lost and tells their holders. */
     final LeaseLosses losses;
+    /** The listener calls of the watchdog and the store's callbacks, off their threads. */
+    final BackgroundEvents backgroundEvents;
     final AtomicInteger watchedLeases = new AtomicInteger();
     /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
     final LockOrderMonitor lockOrder;
@@ -105,6 +107,7 @@ public final class LockManager implements AutoCloseable {
         this.watchdogLeaseMillis = builder.leaseTime.toMillis();
         // Without listeners, events cost nothing: no fan-out, no per-event lambdas.
         this.listener = builder.listeners.isEmpty() ? LockListener.NO_OP : new SafeListener(builder.listeners);
+        this.backgroundEvents = new BackgroundEvents(!builder.listeners.isEmpty(), builder.watchdogThreadName + "-events");
         this.renewalGrouping = capabilities.renewalGrouping();
         int batchSize = Math.min(builder.renewalBatchSize, renewalGrouping.map(RenewalGrouping::maxBatchSize).orElse(Integer.MAX_VALUE));
         long coalesceNanos = TimeUnit.MILLISECONDS.toNanos(watchdogLeaseMillis) / 6;
@@ -284,7 +287,8 @@ public final class LockManager implements AutoCloseable {
      * A release that fails here is logged (the key then expires after its lease), never thrown.
      *
      * <p>Idempotent and safe from any thread: a later or concurrent call waits for the first one to finish, whose grace
-     * period counts.
+     * period counts; a call made on the closing thread itself (a listener told of a lease the close frees) returns at
+     * once.
      *
      * @param gracePeriod how long holds still running may take to end by themselves; zero frees them at once
      */
@@ -293,7 +297,10 @@ public final class LockManager implements AutoCloseable {
         shutdown.run(gracePeriod, () -> {
             closed = true;
             asyncRuntime.closeIfMade();
-        }, watchdog::stop);
+        }, () -> {
+            watchdog.stop();
+            backgroundEvents.close();
+        });
     }
 
     /** The grace period {@link #close()} gives holds still running. */
@@ -394,8 +401,21 @@ public final class LockManager implements AutoCloseable {
         }
     }
 
+    /** Tells the listeners a renewal's outcome, on the events thread: called by the watchdog. */
     void renewalOutcome(Lease lease, LockListener.RenewalOutcome outcome) {
-        listener.onRenewal(lease.lockName, lease.key, outcome);
+        backgroundEvents.tell(() -> listener.onRenewal(lease.lockName, lease.key, outcome));
+    }
+
+    /** Tells the listeners that a batch's {@code leases} were renewed, in one hop to the events thread. */
+    void renewed(List<Lease> leases) {
+        if (leases.isEmpty() || listener == LockListener.NO_OP) {
+            return;
+        }
+        backgroundEvents.tell(() -> {
+            for (Lease lease : leases) {
+                listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.RENEWED);
+            }
+        });
     }
 
     /** Configures a {@link LockManager}. */

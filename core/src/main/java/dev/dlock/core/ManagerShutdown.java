@@ -40,6 +40,8 @@ final class ManagerShutdown {
     /** True once the grace period is over: a lease published from now on is freed at once. */
     private volatile boolean sweeping;
     private volatile long gracePeriodMillis;
+    /** The thread running the shutdown, once it started. */
+    private volatile Thread closingThread;
 
     ManagerShutdown(LockManager manager) {
         this.manager = manager;
@@ -47,13 +49,19 @@ final class ManagerShutdown {
 
     /**
      * Waits up to {@code gracePeriod} for the holds of other threads to end, then frees what is still held; the
-     * caller has already refused new acquisitions. A second caller waits for the first one to finish.
+     * caller has already refused new acquisitions. A second caller waits for the first one to finish, unless it is the
+     * first one's own thread (a listener closing the manager again), which returns at once.
      */
     void run(Duration gracePeriod, Runnable beforeGrace, Runnable afterSweep) {
         if (!started.compareAndSet(false, true)) {
-            awaitDone();
+            // A listener told of a lease this shutdown frees may close the manager again, on this very thread: waiting
+            // for the outer call would wait for itself.
+            if (Thread.currentThread() != closingThread) {
+                awaitDone();
+            }
             return;
         }
+        closingThread = Thread.currentThread();
         try {
             gracePeriodMillis = gracePeriod.toMillis();
             beforeGrace.run();

@@ -249,18 +249,20 @@ final class Watchdog {
                 return;
             }
         }
+        List<Lease> renewed = new ArrayList<>(batch.size());
         for (int i = 0; i < batch.size(); i++) {
             Lease lease = batch.get(i);
             switch (results.get(i)) {
                 case RENEWED -> {
                     if (rescheduleRenewed(lease, sentAt)) {
-                        manager.renewalOutcome(lease, LockListener.RenewalOutcome.RENEWED);
+                        renewed.add(lease);
                     }
                 }
                 case EXPIRED -> lost(lease, "the key expired or was deleted in the store");
                 case TAKEN -> lost(lease, "the key is held by another owner");
             }
         }
+        manager.renewed(renewed);
     }
 
     private List<RenewalResult> renewOnce(List<LeaseRenewal> requests) {

@@ -136,6 +136,8 @@ class SessionLeasesTest extends EngineTestSupport {
 
         assertThat(lock.state()).isEqualTo(LockState.LOST);
         assertThat(lock.isHeld()).isFalse();
+        // The listeners hear it from the manager's events thread, a moment after the handle turned LOST.
+        await("the loss told to the listener", Duration.ofSeconds(10), () -> !lost.isEmpty());
         assertThat(lost).containsExactly(key + ": the store session expired");
         assertThat(locks.admin().watchedLeaseCount()).isZero();
         assertThat(manager().tryAcquire(key)).as("the store freed the key with the session").isPresent();

@@ -2,7 +2,11 @@ package dev.dlock.core;
 
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.spi.StoreNode;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -176,6 +181,88 @@ class WatchdogTest extends EngineTestSupport {
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class).hasMessageContaining("expired or was deleted");
         assertThat(locks.admin().heldLocks()).isEmpty();
         assertThat(events.lostReasons).as("reported once").hasSize(1);
+    }
+
+    /**
+     * A listener that blocks when told of a lost lease (an alert sent synchronously, a handle closed from it) holds up no
+     * renewal: the other leases of the same store stay held, and the loss reaches the listener all the same.
+     */
+    @Test
+    void aListenerBlockedOnALostLeaseHoldsUpNoRenewalOfTheOthers() {
+        CountDownLatch listenerEntered = new CountDownLatch(1);
+        CountDownLatch listenerMayReturn = new CountDownLatch(1);
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockListener blocking = new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                lost.add(key);
+                listenerEntered.countDown();
+                awaitQuietly(listenerMayReturn);
+            }
+        };
+        Duration lease = Duration.ofMillis(600);
+        LockManager locks = manager(store, b -> b.leaseTime(lease).listener(blocking));
+        LockManager other = manager();
+        String kept = key + ":kept";
+        try {
+            LockHandle dropped = locks.acquire(key, Duration.ZERO);
+            try (LockHandle held = locks.acquire(kept, Duration.ZERO)) {
+                assertThat(other.admin().forceRelease(key)).as("an operator frees the first key").hasSize(1);
+                awaitQuietly(listenerEntered);
+                assertThat(lost).containsExactly(key);
+                long end = System.nanoTime() + lease.multipliedBy(4).toNanos();
+                while (System.nanoTime() < end) {
+                    assertThat(held.isHeld()).as("renewed while the listener blocks").isTrue();
+                    assertThat(other.tryAcquire(kept)).as("held in the store while the listener blocks").isEmpty();
+                    sleepBriefly();
+                }
+                listenerMayReturn.countDown();
+                assertThat(held.isHeld()).isTrue();
+            }
+            assertThatThrownBy(dropped::close).isInstanceOf(LockLostException.class);
+        } finally {
+            listenerMayReturn.countDown();
+        }
+        assertThat(lost).as("losses told").containsExactly(key);
+        assertFree(other, kept, "the kept key is free after its release");
+    }
+
+    /**
+     * A listener may close its manager when told of a loss (an application shutting down on a lost lock): the close,
+     * run on the events thread, frees what is held and does not wait for the events thread, its own.
+     */
+    @Test
+    void aListenerThatClosesItsManagerOnALostLeaseClosesItWithoutWaitingForItself() {
+        Logger logger = (Logger) LoggerFactory.getLogger(BackgroundEvents.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        AtomicReference<LockManager> self = new AtomicReference<>();
+        // Counted down after each close() the listener makes returns: the outer one (told of the first loss) last.
+        CountDownLatch closed = new CountDownLatch(2);
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(600)).shutdownGracePeriod(Duration.ZERO).listener(new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String key, String reason) {
+                // Also told, on the closing thread, of the lease the close frees: that second close returns at once.
+                self.get().close();
+                closed.countDown();
+            }
+        }));
+        self.set(locks);
+        LockManager other = manager();
+        String kept = key + ":kept";
+        try {
+            LockHandle dropped = locks.acquire(key, Duration.ZERO);
+            LockHandle held = locks.acquire(kept, Duration.ZERO);
+            assertThat(other.admin().forceRelease(key)).as("an operator frees the first key").hasSize(1);
+            awaitQuietly(closed);
+            assertThat(held.state()).as("the other lease, freed by the close").isEqualTo(LockState.LOST);
+            assertFree(other, kept, "freed by the close");
+            assertThatThrownBy(dropped::close).isInstanceOf(LockLostException.class);
+        } finally {
+            logger.detachAppender(logged);
+        }
+        assertThat(logged.list).as("the close waited for the thread it ran on").noneMatch(e -> e.getFormattedMessage().contains("still busy"));
     }
 
     @Test

@@ -326,6 +326,8 @@ class ZooKeeperLockBackendTest {
         assertThat(lock.state()).as("the holder's view of a lease whose session ended before it was recorded")
                 .isEqualTo(LockState.LOST);
         assertThat(lock.isHeld()).isFalse();
+        // The store's report reaches the listeners from the manager's events thread.
+        await("the listener to be told", () -> !lost.isEmpty());
         assertThat(lost).as("lease-lost events").hasSize(1);
         assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
     }

@@ -11,6 +11,7 @@ import org.springframework.aop.framework.autoproxy.AutoProxyUtils;
 import org.springframework.util.ClassUtils;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -63,9 +64,12 @@ public class DistributedLockAnnotationValidator implements SmartInitializingSing
             Class<?> type = targetClass(name);
             if (type != null && checked.add(ClassUtils.getUserClass(type))) {
                 Class<?> userClass = ClassUtils.getUserClass(type);
+                Class<?> beanType = beanFactory.getType(name, false);
+                // An interface-based proxy reaches the methods of the interfaces it implements, final ones too.
+                Class<?>[] proxiedInterfaces = beanType != null && Proxy.isProxyClass(beanType) ? beanType.getInterfaces() : new Class<?>[0];
                 problems.addAll(operations.validate(userClass));
-                problems.addAll(ProxyLimits.unreachable(userClass));
-                warnOfSelfInvocations(userClass);
+                problems.addAll(ProxyLimits.unreachable(userClass, proxiedInterfaces));
+                warnOfSelfInvocations(userClass, proxiedInterfaces);
             }
         }
         if (!problems.isEmpty()) {
@@ -88,8 +92,8 @@ public class DistributedLockAnnotationValidator implements SmartInitializingSing
         return beanFactory.getType(beanName, false);
     }
 
-    private static void warnOfSelfInvocations(Class<?> userClass) {
-        for (Map.Entry<Method, Set<String>> selfInvoked : ProxyLimits.selfInvoked(userClass).entrySet()) {
+    private static void warnOfSelfInvocations(Class<?> userClass, Class<?>[] proxiedInterfaces) {
+        for (Map.Entry<Method, Set<String>> selfInvoked : ProxyLimits.selfInvoked(userClass, proxiedInterfaces).entrySet()) {
             log.warn("dlock: @DistributedLock method {} is called through 'this' by {}: such a call does not pass the "
                             + "Spring proxy, so it runs without the lock. Call it through the proxy (from another bean, or "
                             + "through this bean injected into itself), or use AspectJ weaving ({})",

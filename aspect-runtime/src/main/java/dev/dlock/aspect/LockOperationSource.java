@@ -267,10 +267,10 @@ public final class LockOperationSource {
     private static List<String> strayTokenParameters(Class<?> userClass) {
         List<String> problems = new ArrayList<>();
         ReflectionUtils.doWithMethods(userClass, method -> {
-            java.lang.reflect.Parameter[] parameters = method.getParameters();
-            for (int i = 0; i < parameters.length; i++) {
-                if (parameters[i].isAnnotationPresent(FencingToken.class)) {
-                    problems.add("@FencingToken parameter #" + i + " of " + describe(method)
+            // Declared here or on the interface method it implements, as for a locked method.
+            for (MethodParameter parameter : new AnnotatedMethod(method).getMethodParameters()) {
+                if (parameter.hasParameterAnnotation(FencingToken.class)) {
+                    problems.add("@FencingToken parameter #" + parameter.getParameterIndex() + " of " + describe(method)
                             + ": the method has no @DistributedLock, so nothing passes it a token; lock the method, or "
                             + "read the token from the LockHandle of the lock you hold");
                     return;

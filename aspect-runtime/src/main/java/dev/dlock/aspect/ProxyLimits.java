@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 import org.springframework.core.KotlinDetector;
+import org.springframework.util.ClassUtils;
 
 /**
  * What a Spring AOP proxy cannot lock: a private, static or final {@code @DistributedLock} method never
@@ -24,11 +25,15 @@ final class ProxyLimits {
     private ProxyLimits() {
     }
 
-    /** One message per locked method of {@code userClass} that a proxy cannot intercept and no weaving locks. */
-    static List<String> unreachable(Class<?> userClass) {
+    /**
+     * One message per locked method of {@code userClass} that its proxy cannot intercept and no weaving locks; with
+     * {@code proxiedInterfaces}, the interfaces of an interface-based (JDK) proxy, which reaches a final method through
+     * the interface method it implements.
+     */
+    static List<String> unreachable(Class<?> userClass, Class<?>[] proxiedInterfaces) {
         List<String> problems = new ArrayList<>();
         for (Method method : LockOperationSource.lockedMethods(userClass)) {
-            String modifier = unreachableBecause(method);
+            String modifier = unreachableBecause(method, proxiedInterfaces);
             if (modifier != null && !isWoven(method)) {
                 problems.add("Invalid @DistributedLock on " + LockOperationSource.describe(method) + ": it is " + modifier
                         + "; private, static and final methods cannot be intercepted by a Spring proxy, so it would run "
@@ -42,13 +47,13 @@ final class ProxyLimits {
      * The locked methods of {@code userClass} that its own code calls through {@code this}, each with those
      * callers; empty for a woven class, whose self-invocations are locked.
      */
-    static Map<Method, Set<String>> selfInvoked(Class<?> userClass) {
+    static Map<Method, Set<String>> selfInvoked(Class<?> userClass, Class<?>[] proxiedInterfaces) {
         List<Method> interceptable = new ArrayList<>();
         for (Method method : LockOperationSource.lockedMethods(userClass)) {
             if (isWoven(method)) {
                 return Map.of();
             }
-            if (unreachableBecause(method) == null) {
+            if (unreachableBecause(method, proxiedInterfaces) == null) {
                 interceptable.add(method);
             }
         }
@@ -63,7 +68,7 @@ final class ProxyLimits {
         return "make it a public, non-static, non-final method";
     }
 
-    private static String unreachableBecause(Method method) {
+    private static String unreachableBecause(Method method, Class<?>[] proxiedInterfaces) {
         int modifiers = method.getModifiers();
         if (Modifier.isPrivate(modifiers)) {
             return "private";
@@ -71,7 +76,16 @@ final class ProxyLimits {
         if (Modifier.isStatic(modifiers)) {
             return "static";
         }
-        return Modifier.isFinal(modifiers) ? "final" : null;
+        return Modifier.isFinal(modifiers) && !declaredByOneOf(method, proxiedInterfaces) ? "final" : null;
+    }
+
+    private static boolean declaredByOneOf(Method method, Class<?>[] interfaces) {
+        for (Class<?> type : interfaces) {
+            if (ClassUtils.hasMethod(type, method.getName(), method.getParameterTypes())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** ajc moves the body of a method it wraps in around advice to {@code <name>_aroundBody<n>} in the same class. */

@@ -236,6 +236,18 @@ class StartupValidationTest {
         }
     }
 
+    /** An interface whose method takes a token. */
+    public interface TokenTaking {
+        /** Runs with the token. */
+        void run(String id, @FencingToken long token);
+    }
+
+    public static class TokenOnTheInterfaceOfAnUnlockedMethod implements TokenTaking {
+        @Override
+        public void run(String id, long token) {
+        }
+    }
+
     public static class TokenWithoutALock {
         public void run(String id, @FencingToken long token) {
         }
@@ -248,7 +260,8 @@ class StartupValidationTest {
                         "parameter 'token' (#1): is java.lang.String; a fencing token parameter is a long or Long"),
                 Arguments.of(OneTokenForSeveralKeys.class, "run(String, String, long)", "parameter 'token' (#2): the method locks several 'keys'"),
                 Arguments.of(TokensByKeyOfTheWrongType.class, "run(String, Map)", "is java.util.Map<java.lang.String, java.lang.Integer>"),
-                Arguments.of(TokenWithoutALock.class, "run(String, long)", "the method has no @DistributedLock, so nothing passes it a token"));
+                Arguments.of(TokenWithoutALock.class, "run(String, long)", "the method has no @DistributedLock, so nothing passes it a token"),
+                Arguments.of(TokenOnTheInterfaceOfAnUnlockedMethod.class, "run(String, long)", "the method has no @DistributedLock"));
     }
 
     /** A fencing token parameter that would get no token, or one it cannot hold, fails the start naming the method and parameter. */
@@ -297,6 +310,43 @@ class StartupValidationTest {
         assertThat(findLockAnnotationException(failure).getMessage())
                 .contains(BadSpelBehindAnInterface.class.getName() + ".run(String)")
                 .contains("attribute 'key'").contains("does not parse");
+    }
+
+    public static class FinalBehindAnInterface implements Shipping {
+        /** Set by the call: whether another manager found the key held meanwhile (the bean is reachable by its interface only). */
+        static final java.util.concurrent.atomic.AtomicBoolean HELD_DURING_THE_CALL = new java.util.concurrent.atomic.AtomicBoolean();
+
+        @Override
+        @DistributedLock(key = "#id")
+        public final void run(String id) {
+            LockManager other = TestContexts.otherJvm();
+            try {
+                HELD_DURING_THE_CALL.set(other.tryAcquire("FinalBehindAnInterface.run:" + id).isEmpty());
+            } finally {
+                other.close();
+            }
+        }
+    }
+
+    /**
+     * An interface-based proxy reaches a final method through the interface method it implements: such a method starts
+     * and is locked (only a class-based proxy, which overrides methods, cannot reach a final one).
+     */
+    @Test
+    void aFinalLockedMethodOfABeanProxiedThroughItsInterfaceStartsAndIsLocked() {
+        AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
+        context.registerBean(LockManager.class, () -> LockManager.builder(TestContexts.STORE).build());
+        context.register(TestContexts.DefaultLocking.class);
+        context.registerBean(FinalBehindAnInterface.class);
+        context.refresh();
+        try {
+            Shipping shipping = context.getBean(Shipping.class);
+            assertThat(java.lang.reflect.Proxy.isProxyClass(shipping.getClass())).as("proxied through its interface").isTrue();
+            shipping.run("42");
+            assertThat(FinalBehindAnInterface.HELD_DURING_THE_CALL).as("locked").isTrue();
+        } finally {
+            context.close();
+        }
     }
 
     /** Starts (and closes) a context with {@code bean} over {@code store}, proxied as Spring does by default: through its interfaces. */

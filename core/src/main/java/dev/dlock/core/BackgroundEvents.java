@@ -39,6 +39,11 @@ final class BackgroundEvents {
         });
     }
 
+    /** Whether the calling thread is the events thread: a listener's call. */
+    boolean onEventsThread() {
+        return thread != null && Thread.currentThread() == current;
+    }
+
     /** Runs {@code event} (a call of the listeners, which never throws) on the events thread; after {@link #close()}, here. */
     void tell(Runnable event) {
         if (thread == null) {
@@ -61,7 +66,7 @@ final class BackgroundEvents {
             return;
         }
         thread.shutdown();
-        if (Thread.currentThread() == current) {
+        if (onEventsThread()) {
             return;
         }
         try {

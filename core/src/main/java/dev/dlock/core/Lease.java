@@ -62,6 +62,8 @@ final class Lease {
     volatile long expiresAtNanos;
     volatile Thread ownerThread;
     volatile String lostReason;
+    /** Whether the listeners were told of the loss, or are being told; guarded by this. */
+    private boolean lossReported;
     volatile long renewals;
     /** The watchdog slot the lease waits in; written under that slot's monitor. */
     volatile RenewalSlots.Slot slot;
@@ -249,6 +251,18 @@ final class Lease {
         } finally {
             tokenLock.unlock();
         }
+    }
+
+    /**
+     * Claims the telling of the lease's loss to the listeners: true once, to whoever asks first, the events thread or
+     * the holder's release (which must tell it before {@code onReleased}, the acquisition's last event).
+     */
+    synchronized boolean claimLossReport() {
+        if (lossReported) {
+            return false;
+        }
+        lossReported = true;
+        return true;
     }
 
     /** Marks a held lease lost; false when it was already released or lost. */

@@ -62,9 +62,12 @@ final class LeaseLosses {
         if (byRenewal) {
             manager.backgroundEvents.tell(() -> {
                 listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
-                listener.onLeaseLost(lease.events, reason);
+                // The holder's release may have told it already, so as to tell it before onReleased.
+                if (lease.claimLossReport()) {
+                    listener.onLeaseLost(lease.events, reason);
+                }
             });
-        } else {
+        } else if (lease.claimLossReport()) {
             listener.onLeaseLost(lease.events, reason);
         }
     }

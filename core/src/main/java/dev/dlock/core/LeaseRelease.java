@@ -112,6 +112,9 @@ final class LeaseRelease {
             lostBecause = lostAtRelease(lease, before, result, unknownOutcome, liveAtRelease);
             if (lostBecause != null && before != LockState.LOST) {
                 manager.listener.onLeaseLost(lease.events, lostBecause);
+            } else if (before == LockState.LOST && lease.claimLossReport()) {
+                // Found by a renewal or the store's session, and still on its way from the events thread.
+                manager.listener.onLeaseLost(lease.events, lease.lostReason);
             }
             manager.listener.onReleased(lease.events, Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos));
             restoreInterrupt(interruptedBefore);

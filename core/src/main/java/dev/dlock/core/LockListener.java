@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * Receives lock events for metrics, tracing or auditing. Methods run on the calling thread, except what the watchdog
  * or the store's session finds (renewals, and the leases they find lost): those come in order from the manager's
- * events thread ({@code <watchdog thread name>-events}), so that a listener that blocks holds up no renewal. Keep them
+ * events thread ({@code <watchdog thread name>-events}), so that a listener that blocks holds up no renewal; a loss
+ * still queued there when the holder releases is told by the release, before {@code onReleased}. Keep them
  * fast all the same; an exception thrown here is caught and logged, never passed to the caller. Re-entrant
  * acquisitions produce no events.
  *

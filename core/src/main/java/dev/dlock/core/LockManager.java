@@ -287,8 +287,8 @@ public final class LockManager implements AutoCloseable {
      * A release that fails here is logged (the key then expires after its lease), never thrown.
      *
      * <p>Idempotent and safe from any thread: a later or concurrent call waits for the first one to finish, whose grace
-     * period counts; a call made on the closing thread itself (a listener told of a lease the close frees) returns at
-     * once.
+     * period counts; a call from a listener on the closing thread itself (told of a lease the close frees) or on the
+     * events thread returns at once.
      *
      * @param gracePeriod how long holds still running may take to end by themselves; zero frees them at once
      */

@@ -49,14 +49,14 @@ final class ManagerShutdown {
 
     /**
      * Waits up to {@code gracePeriod} for the holds of other threads to end, then frees what is still held; the
-     * caller has already refused new acquisitions. A second caller waits for the first one to finish, unless it is the
-     * first one's own thread (a listener closing the manager again), which returns at once.
+     * caller has already refused new acquisitions. A second caller waits for the first one to finish, unless it is a
+     * listener closing the manager again on the first one's thread or on the events thread: it returns at once.
      */
     void run(Duration gracePeriod, Runnable beforeGrace, Runnable afterSweep) {
         if (!started.compareAndSet(false, true)) {
-            // A listener told of a lease this shutdown frees may close the manager again, on this very thread: waiting
-            // for the outer call would wait for itself.
-            if (Thread.currentThread() != closingThread) {
+            // A listener may close the manager again: told of a lease this shutdown frees, on this very thread, where
+            // waiting for the outer call would wait for itself; or on the events thread, which the shutdown waits for.
+            if (Thread.currentThread() != closingThread && !manager.backgroundEvents.onEventsThread()) {
                 awaitDone();
             }
             return;

@@ -265,6 +265,102 @@ class WatchdogTest extends EngineTestSupport {
         assertThat(logged.list).as("the close waited for the thread it ran on").noneMatch(e -> e.getFormattedMessage().contains("still busy"));
     }
 
+    /**
+     * The loss of a lease comes before its release, the acquisition's last event, even while the events thread is
+     * still busy and the loss waits there: the release tells it, and the events thread then does not tell it again.
+     */
+    @Test
+    void aLossStillOnItsWayToTheListenersIsToldBeforeTheReleaseAndOnce() {
+        CountDownLatch blockedOnFirst = new CountDownLatch(1);
+        CountDownLatch firstMayReturn = new CountDownLatch(1);
+        String first = key + ":first";
+        List<String> events = new CopyOnWriteArrayList<>();
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(600)).listener(new LockListener() {
+            @Override
+            public void onLeaseLost(String lockName, String lostKey, String reason) {
+                events.add("lost " + lostKey);
+                if (lostKey.equals(first)) {
+                    blockedOnFirst.countDown();
+                    awaitQuietly(firstMayReturn);
+                }
+            }
+
+            @Override
+            public void onReleased(String lockName, String releasedKey, Duration held) {
+                events.add("released " + releasedKey);
+            }
+        }));
+        LockManager operator = manager();
+        try {
+            LockHandle blocking = locks.acquire(first, Duration.ZERO);
+            LockHandle lock = locks.acquire(key, Duration.ZERO);
+            assertThat(operator.admin().forceRelease(first)).hasSize(1);
+            awaitQuietly(blockedOnFirst);
+            assertThat(operator.admin().forceRelease(key)).hasSize(1);
+            await("the watchdog to find the second lease lost", Duration.ofSeconds(10), () -> lock.state() == LockState.LOST);
+            assertThatThrownBy(lock::close).isInstanceOf(LockLostException.class);
+            assertThat(events).as("the second lease's events, its loss still queued behind the first's")
+                    .filteredOn(event -> event.endsWith(" " + key)).containsExactly("lost " + key, "released " + key);
+            firstMayReturn.countDown();
+            assertThatThrownBy(blocking::close).isInstanceOf(LockLostException.class);
+        } finally {
+            firstMayReturn.countDown();
+        }
+        locks.close();
+        assertThat(events).as("every event, the queue drained by the close")
+                .containsExactly("lost " + first, "lost " + key, "released " + key, "released " + first);
+    }
+
+    /**
+     * A listener on the events thread may close the manager while another thread closes it: its close returns at once
+     * instead of waiting for the other, which waits for the events thread.
+     */
+    @Test
+    void aListenerClosingTheManagerWhileAnotherThreadClosesItDoesNotHoldUpEitherClose() throws Exception {
+        Logger logger = (Logger) LoggerFactory.getLogger(BackgroundEvents.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        String kept = key + ":kept";
+        CountDownLatch lossBeingTold = new CountDownLatch(1);
+        CountDownLatch closingStarted = new CountDownLatch(1);
+        CountDownLatch listenerClosed = new CountDownLatch(1);
+        AtomicReference<LockManager> self = new AtomicReference<>();
+        LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(600)).shutdownGracePeriod(Duration.ZERO)
+                .listener(new LockListener() {
+                    @Override
+                    public void onLeaseLost(String lockName, String lostKey, String reason) {
+                        if (lostKey.equals(kept)) {
+                            // Told by the closing thread's sweep: the close is under way.
+                            closingStarted.countDown();
+                            return;
+                        }
+                        lossBeingTold.countDown();
+                        awaitQuietly(closingStarted);
+                        self.get().close();
+                        listenerClosed.countDown();
+                    }
+                }));
+        self.set(locks);
+        LockManager operator = manager();
+        try {
+            locks.acquire(key, Duration.ZERO);
+            locks.acquire(kept, Duration.ZERO);
+            Thread closing = new Thread(locks::close, "closing");
+            assertThat(operator.admin().forceRelease(key)).hasSize(1);
+            awaitQuietly(lossBeingTold);
+            // The events thread now waits in the listener until the close below has started.
+            closing.start();
+            closing.join(30_000);
+            assertThat(closing.isAlive()).as("the close returned").isFalse();
+            awaitQuietly(listenerClosed);
+        } finally {
+            closingStarted.countDown();
+            logger.detachAppender(logged);
+        }
+        assertThat(logged.list).as("a close waited for the events thread").noneMatch(e -> e.getFormattedMessage().contains("still busy"));
+    }
+
     @Test
     void aLeaseAnotherOwnerTookIsReportedLostAndItsReleaseFreesNothing() {
         Events events = new Events();

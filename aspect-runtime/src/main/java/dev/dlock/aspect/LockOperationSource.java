@@ -26,7 +26,9 @@ import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -267,18 +269,49 @@ public final class LockOperationSource {
     private static List<String> strayTokenParameters(Class<?> userClass) {
         List<String> problems = new ArrayList<>();
         ReflectionUtils.doWithMethods(userClass, method -> {
-            // Declared here or on the interface method it implements, as for a locked method.
-            for (MethodParameter parameter : new AnnotatedMethod(method).getMethodParameters()) {
-                if (parameter.hasParameterAnnotation(FencingToken.class)) {
-                    problems.add("@FencingToken parameter #" + parameter.getParameterIndex() + " of " + describe(method)
-                            + ": the method has no @DistributedLock, so nothing passes it a token; lock the method, or "
-                            + "read the token from the LockHandle of the lock you hold");
-                    return;
-                }
+            int index = tokenParameterIndex(method);
+            if (index >= 0) {
+                problems.add("@FencingToken parameter #" + index + " of " + describe(method)
+                        + ": the method has no @DistributedLock, so nothing passes it a token; lock the method, or "
+                        + "read the token from the LockHandle of the lock you hold");
             }
         }, method -> !method.isBridge() && !method.isSynthetic() && method.getDeclaringClass() != Object.class
                 && method.getParameterCount() > 0 && AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class) == null);
         return problems;
+    }
+
+    /**
+     * The index of a parameter marked {@code @FencingToken} on {@code method} or on an interface method it implements,
+     * -1 for none. Read without making anything accessible: the beans checked include the JDK's own classes.
+     */
+    private static int tokenParameterIndex(Method method) {
+        int index = markedParameter(method);
+        if (index >= 0 || Modifier.isPrivate(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
+            return index;
+        }
+        for (Class<?> type : ClassUtils.getAllInterfacesForClassAsSet(method.getDeclaringClass())) {
+            try {
+                index = markedParameter(type.getMethod(method.getName(), method.getParameterTypes()));
+            } catch (NoSuchMethodException notThere) {
+                continue;
+            }
+            if (index >= 0) {
+                return index;
+            }
+        }
+        return -1;
+    }
+
+    private static int markedParameter(Method method) {
+        Annotation[][] annotations = method.getParameterAnnotations();
+        for (int i = 0; i < annotations.length; i++) {
+            for (Annotation annotation : annotations[i]) {
+                if (annotation.annotationType() == FencingToken.class) {
+                    return i;
+                }
+            }
+        }
+        return -1;
     }
 
     /** The kind the annotation asks for, when its {@code mode}, {@code permits} and {@code fair} fit together and the store takes it. */

@@ -275,6 +275,18 @@ class StartupValidationTest {
         assertThat(findLockAnnotationException(failure).getMessage()).contains(beanClass.getName() + "." + method).contains(why);
     }
 
+    /**
+     * The check reads every bean's methods, the JDK's own classes' too (an MBean server, a collection): it must not make
+     * their private methods accessible, which the JDK's modules refuse.
+     */
+    @Test
+    void aBeanOfAJdkClassWithPrivateMethodsPassesTheCheck() {
+        TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean("mbeanServer", javax.management.MBeanServer.class, java.lang.management.ManagementFactory::getPlatformMBeanServer);
+        }).close();
+    }
+
     /** A store that issues no fencing tokens (memcached) cannot give one to a parameter: the start fails naming the store. */
     @Test
     void aFencingTokenParameterOnAStoreWithoutTokensFailsTheStart() {

@@ -588,15 +588,21 @@ public abstract class LockBackendContractTest {
         try (LockHandle outer = locks.acquire(key, Duration.ZERO)) {
             // Read first: a store that issues the token on request issues it here, once per hold, not per re-entry.
             long outerToken = fencing ? outer.fencingToken() : 0;
-            long before = storeCommandCount();
-            try (LockHandle middle = locks.acquire(key, Duration.ZERO);
-                 LockHandle inner = locks.acquire(key, Duration.ZERO)) {
-                if (fencing) {
-                    assertThat(inner.fencingToken()).isEqualTo(outerToken);
+            // The count is the server's, of every client: a statement another test left behind (a late release of an
+            // attempt whose outcome was unknown) can land in one window, never in each of three.
+            List<Long> commandsPerWindow = new ArrayList<>();
+            for (int window = 0; window < 3 && !commandsPerWindow.contains(0L); window++) {
+                long before = storeCommandCount();
+                try (LockHandle middle = locks.acquire(key, Duration.ZERO);
+                     LockHandle inner = locks.acquire(key, Duration.ZERO)) {
+                    if (fencing) {
+                        assertThat(inner.fencingToken()).isEqualTo(outerToken);
+                    }
+                    assertThat(middle.isHeld()).isTrue();
                 }
-                assertThat(middle.isHeld()).isTrue();
+                commandsPerWindow.add(storeCommandCount() - before);
             }
-            assertThat(storeCommandCount() - before).as("store commands for re-entry depth 3").isZero();
+            assertThat(commandsPerWindow).as("store commands for re-entry depth 3, per try").contains(0L);
             assertThat(outer.isHeld()).isTrue();
             assertThat(manager().tryAcquire(key)).as("inner releases keep the key").isEmpty();
         }

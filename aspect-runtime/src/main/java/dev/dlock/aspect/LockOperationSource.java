@@ -16,7 +16,6 @@ import org.springframework.core.CollectionFactory;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.core.annotation.AnnotatedMethod;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
@@ -36,6 +35,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -220,19 +221,16 @@ public final class LockOperationSource {
      * {@code Map<String, Long>} for any number of keys, and a store that issues tokens.
      */
     private int tokenParameter(Method method, boolean multiKey, Problems problems) {
-        MethodParameter[] parameters = new AnnotatedMethod(method).getMethodParameters();
         int found = LockOperation.NO_TOKEN_PARAMETER;
-        for (MethodParameter parameter : parameters) {
-            if (!parameter.hasParameterAnnotation(FencingToken.class)) {
-                continue;
-            }
-            String name = parameterName(method, parameter.getParameterIndex());
+        for (int index : tokenParameters(method)) {
+            MethodParameter parameter = new MethodParameter(method, index);
+            String name = parameterName(method, index);
             if (found != LockOperation.NO_TOKEN_PARAMETER) {
                 problems.addParameter(name, "a second @FencingToken parameter (the first is "
                         + parameterName(method, found) + "); the token goes to one parameter");
                 continue;
             }
-            found = parameter.getParameterIndex();
+            found = index;
             Class<?> type = parameter.getParameterType();
             boolean oneToken = type == long.class || type == Long.class;
             boolean tokensByKey = type == Map.class && isStringToLong(parameter);
@@ -269,9 +267,9 @@ public final class LockOperationSource {
     private static List<String> strayTokenParameters(Class<?> userClass) {
         List<String> problems = new ArrayList<>();
         ReflectionUtils.doWithMethods(userClass, method -> {
-            int index = tokenParameterIndex(method);
-            if (index >= 0) {
-                problems.add("@FencingToken parameter #" + index + " of " + describe(method)
+            Set<Integer> marked = tokenParameters(method);
+            if (!marked.isEmpty()) {
+                problems.add("@FencingToken parameter #" + marked.iterator().next() + " of " + describe(method)
                         + ": the method has no @DistributedLock, so nothing passes it a token; lock the method, or "
                         + "read the token from the LockHandle of the lock you hold");
             }
@@ -281,37 +279,32 @@ public final class LockOperationSource {
     }
 
     /**
-     * The index of a parameter marked {@code @FencingToken} on {@code method} or on an interface method it implements,
-     * -1 for none. Read without making anything accessible: the beans checked include the JDK's own classes.
+     * The indexes of the parameters marked {@code @FencingToken} on {@code method} or on an interface method it
+     * implements, in order. Read without making anything accessible: the beans checked include the JDK's own classes.
      */
-    private static int tokenParameterIndex(Method method) {
-        int index = markedParameter(method);
-        if (index >= 0 || Modifier.isPrivate(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
-            return index;
-        }
-        for (Class<?> type : ClassUtils.getAllInterfacesForClassAsSet(method.getDeclaringClass())) {
-            try {
-                index = markedParameter(type.getMethod(method.getName(), method.getParameterTypes()));
-            } catch (NoSuchMethodException notThere) {
-                continue;
-            }
-            if (index >= 0) {
-                return index;
+    private static Set<Integer> tokenParameters(Method method) {
+        Set<Integer> marked = new TreeSet<>();
+        addMarkedParameters(method, marked);
+        if (!Modifier.isPrivate(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())) {
+            for (Class<?> type : ClassUtils.getAllInterfacesForClassAsSet(method.getDeclaringClass())) {
+                Method declared = ClassUtils.getMethodIfAvailable(type, method.getName(), method.getParameterTypes());
+                if (declared != null) {
+                    addMarkedParameters(declared, marked);
+                }
             }
         }
-        return -1;
+        return marked;
     }
 
-    private static int markedParameter(Method method) {
+    private static void addMarkedParameters(Method method, Set<Integer> marked) {
         Annotation[][] annotations = method.getParameterAnnotations();
         for (int i = 0; i < annotations.length; i++) {
             for (Annotation annotation : annotations[i]) {
                 if (annotation.annotationType() == FencingToken.class) {
-                    return i;
+                    marked.add(i);
                 }
             }
         }
-        return -1;
     }
 
     /** The kind the annotation asks for, when its {@code mode}, {@code permits} and {@code fair} fit together and the store takes it. */

@@ -245,7 +245,7 @@ public class LockAspectSupport {
             return call.args();
         }
         Object[] args = call.args().clone();
-        if (call.operation().method().getParameterTypes()[index] == Map.class) {
+        if (call.operation().tokensByKey()) {
             Map<String, Long> tokens = new LinkedHashMap<>();
             for (LockHandle handle : held) {
                 tokens.put(handle.key(), handle.fencingToken());

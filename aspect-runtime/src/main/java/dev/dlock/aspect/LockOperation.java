@@ -33,13 +33,14 @@ import java.util.List;
  * @param callSite          {@code OrderService.transfer(..)}: who takes the lock, in lock-order warnings
  * @param tokenReads        whether calls read their fencing token: declared, or seen in an earlier call
  * @param tokenParameter    the index of the {@code @FencingToken} parameter, {@link #NO_TOKEN_PARAMETER} when none
+ * @param tokensByKey       whether that parameter is a {@code Map} of every key's token, not one {@code long}
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
                      ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads,
-                     int tokenParameter) {
+                     int tokenParameter, boolean tokensByKey) {
 
     /** {@link #tokenParameter()} of a method without a {@code @FencingToken} parameter. */
     static final int NO_TOKEN_PARAMETER = -1;

@@ -212,7 +212,8 @@ public final class LockOperationSource {
                 condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
                 resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)",
                 new LockOperation.TokenReads(annotation.fencingToken() || tokenParameter != LockOperation.NO_TOKEN_PARAMETER),
-                tokenParameter);
+                tokenParameter, tokenParameter != LockOperation.NO_TOKEN_PARAMETER
+                        && specific.getParameterTypes()[tokenParameter] == Map.class);
     }
 
     /**

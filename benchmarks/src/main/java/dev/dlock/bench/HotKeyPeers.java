@@ -2,6 +2,8 @@ package dev.dlock.bench;
 
 import dev.dlock.testkit.redis.RedisServerProcess;
 import org.HdrHistogram.Histogram;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -30,6 +32,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * hand-off come from {@code INFO commandstats}.
  */
 final class HotKeyPeers {
+
+    private static final Logger log = LoggerFactory.getLogger(HotKeyPeers.class);
 
     private static final String READY = "READY";
     private static final String GO = "GO";
@@ -203,6 +207,7 @@ final class HotKeyPeers {
         }
         Arrays.sort(sections, Comparator.comparingLong(section -> section[0]));
         Histogram gaps = new Histogram(3);
+        Histogram switchGaps = new Histogram(3);
         long overlaps = 0;
         long inWindow = 0;
         long end = start + millis * 1_000_000;
@@ -220,6 +225,9 @@ final class HotKeyPeers {
                     overlaps++;
                 } else {
                     gaps.recordValue(gap);
+                    if (sections[i][2] != sections[i - 1][2]) {
+                        switchGaps.recordValue(gap);
+                    }
                 }
             }
             if (sections[i][0] >= bothFrom && sections[i][0] <= bothUntil) {
@@ -229,6 +237,12 @@ final class HotKeyPeers {
                 runJvm = jvm;
                 longestRun = Math.max(longestRun, run);
             }
+        }
+        if (jvms > 1) {
+            log.info("{}, {}: gap when the key changes JVM p50 {} µs, p90 {} µs, {} changes; every gap p50 {} µs, mean {} µs",
+                    library, shape(jvms, threadsPerJvm), switchGaps.getValueAtPercentile(50) / 1_000,
+                    switchGaps.getValueAtPercentile(90) / 1_000, switchGaps.getTotalCount(), gaps.getValueAtPercentile(50) / 1_000,
+                    (long) gaps.getMean() / 1_000);
         }
         long counted = Arrays.stream(perJvm).sum();
         double[] shares = Arrays.stream(perJvm).mapToDouble(count -> counted == 0 ? 0 : (double) count / counted).toArray();

@@ -181,30 +181,35 @@ public final class PeerBenchmarks {
         speedTargetsUncontended(rows, threadCounts);
     }
 
-    /** The uncontended speed targets, each dlock ratio the median of per-round ratios to the peer in the same rounds. */
+    /**
+     * The uncontended speed targets, each dlock ratio the median of per-round ratios to the peer in the same rounds. A
+     * target whose rows did not run ({@code --only}) is left out.
+     */
     private void speedTargetsUncontended(List<UncontendedPeers.Row> rows, int[] threadCounts) {
         for (int threads : threadCounts) {
             String at = String.format(Locale.ROOT, "1, %d thread%s: ", threads, threads == 1 ? "" : "s");
             UncontendedPeers.Row dlock = row(rows, "dlock", threads);
             UncontendedPeers.Row raw = row(rows, "raw-jedis", threads);
-            double toRaw = dlock.medianRatioTo(raw);
-            double rawTarget = threads == 1 ? 1.0 : 1.3;
-            verdict(at + String.format(Locale.ROOT, "dlock ≥ %.1f× raw Jedis", rawTarget),
-                    pairs(dlock, raw, toRaw), toRaw >= rawTarget);
-            if (threads > 1) {
+            if (dlock != null) {
+                double toRaw = dlock.medianRatioTo(raw);
+                double rawTarget = threads == 1 ? 1.0 : 1.3;
+                verdict(at + String.format(Locale.ROOT, "dlock ≥ %.1f× raw Jedis", rawTarget),
+                        pairs(dlock, raw, toRaw), toRaw >= rawTarget);
                 UncontendedPeers.Row spin = row(rows, "rlr-spin", threads);
                 UncontendedPeers.Row pubSub = row(rows, "rlr-pubsub", threads);
-                UncontendedPeers.Row registry = dlock.medianRatioTo(spin) <= dlock.medianRatioTo(pubSub) ? spin : pubSub;
-                double toRegistry = dlock.medianRatioTo(registry);
-                verdict(at + "dlock ≥ 1.3× RedisLockRegistry (its faster mode here)", pairs(dlock, registry, toRegistry),
-                        toRegistry >= 1.3);
+                if (threads > 1 && spin != null && pubSub != null) {
+                    UncontendedPeers.Row registry = dlock.medianRatioTo(spin) <= dlock.medianRatioTo(pubSub) ? spin : pubSub;
+                    double toRegistry = dlock.medianRatioTo(registry);
+                    verdict(at + "dlock ≥ 1.3× RedisLockRegistry (its faster mode here)", pairs(dlock, registry, toRegistry),
+                            toRegistry >= 1.3);
+                }
+                UncontendedPeers.Row redisson = row(rows, "redisson", threads);
+                double toRedisson = dlock.medianRatioTo(redisson);
+                verdict(at + "dlock ≥ 3× Redisson (defaults)", pairs(dlock, redisson, toRedisson), toRedisson >= 3);
             }
-            UncontendedPeers.Row redisson = row(rows, "redisson", threads);
-            double toRedisson = dlock.medianRatioTo(redisson);
-            verdict(at + "dlock ≥ 3× Redisson (defaults)", pairs(dlock, redisson, toRedisson), toRedisson >= 3);
-            if (threads == 1 || threads == 64) {
-                // A fenced hold: the lock a guarded resource needs, its token read once per hold.
-                UncontendedPeers.Row fenced = row(rows, "dlock-fenced", threads);
+            // A fenced hold: the lock a guarded resource needs, its token read once per hold.
+            UncontendedPeers.Row fenced = row(rows, "dlock-fenced", threads);
+            if (fenced != null && (threads == 1 || threads == 64)) {
                 double fencedToRaw = fenced.medianRatioTo(raw);
                 double fencedTarget = threads == 1 ? 0.9 : 1.0;
                 verdict(at + String.format(Locale.ROOT, "dlock-fenced ≥ %.1f× raw Jedis", fencedTarget),
@@ -213,9 +218,11 @@ public final class PeerBenchmarks {
         }
         UncontendedPeers.Row dlock = row(rows, "dlock", 1);
         UncontendedPeers.Row raw = row(rows, "raw-jedis", 1);
-        verdict("1, 1 thread: dlock p99 ≤ raw Jedis p99 + 20 %", String.format(Locale.ROOT, "%.0f µs vs %.0f µs: %+.0f %%",
-                dlock.p99Micros(), raw.p99Micros(), (dlock.p99Micros() / raw.p99Micros() - 1) * 100),
-                dlock.p99Micros() <= raw.p99Micros() * 1.2);
+        if (dlock != null) {
+            verdict("1, 1 thread: dlock p99 ≤ raw Jedis p99 + 20 %", String.format(Locale.ROOT, "%.0f µs vs %.0f µs: %+.0f %%",
+                    dlock.p99Micros(), raw.p99Micros(), (dlock.p99Micros() / raw.p99Micros() - 1) * 100),
+                    dlock.p99Micros() <= raw.p99Micros() * 1.2);
+        }
     }
 
     private static String pairs(UncontendedPeers.Row row, UncontendedPeers.Row other, double ratio) {
@@ -223,9 +230,10 @@ public final class PeerBenchmarks {
                 other.pairsPerSecond(), ratio);
     }
 
+    /** The row of {@code library} at {@code threads}, or null when it did not run. */
     private static UncontendedPeers.Row row(List<UncontendedPeers.Row> rows, String library, int threads) {
         return rows.stream().filter(row -> row.library().equals(library) && row.threads() == threads)
-                .findFirst().orElseThrow();
+                .findFirst().orElse(null);
     }
 
     // ---------------------------------------------------------------- scenario 2
@@ -278,8 +286,11 @@ public final class PeerBenchmarks {
         }
     }
 
-    /** The hot-key speed targets for one shape. */
+    /** The hot-key speed targets for one shape; none when {@code dlock} did not run ({@code --only}). */
     private void speedTargetsHotKey(List<HotKeyPeers.Row> rows) {
+        if (rows.stream().noneMatch(row -> row.library().equals("dlock"))) {
+            return;
+        }
         HotKeyPeers.Row dlock = find(rows, HotKeyPeers.Row::library, "dlock");
         HotKeyPeers.Row raw = find(rows, HotKeyPeers.Row::library, "raw-jedis");
         HotKeyPeers.Row redisson = find(rows, HotKeyPeers.Row::library, "redisson");

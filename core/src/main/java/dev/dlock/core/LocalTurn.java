@@ -18,6 +18,8 @@ import java.util.function.BooleanSupplier;
  * <p><b>Hand-off.</b> {@link #reserveSuccessor} sets the first waiter's {@code reserved} (the turn stays taken across
  * the holder's one store call); {@link #handOver} swaps it for {@code granted} in one step (an async waiter's future
  * completes instead). A reserved thread waits, deaf to interrupts, and takes what it was handed even if it gave up.
+ * When the store answers fast, the reserved thread is woken as the call goes out and spins, yielding, until the answer
+ * or a bound: waking a sleeping thread then costs about as much as the call, and would follow it.
  *
  * <p><b>Lock order.</b> A lease's token lock before its monitor and before the turn lock; the monitor and the turn lock
  * are never held together. Under the turn lock only the queue changes. Details: docs/internals/engine.md.
@@ -92,6 +94,10 @@ final class LocalTurn {
         boolean reserved;
         boolean granted;
         HandOff handOff;
+        /** Set with the answer by {@link #handOver}: a reserved thread spinning for it reads it without the turn lock. */
+        volatile boolean answered;
+        /** How long the reserved thread spins for the answer before it sleeps; 0 when it sleeps until woken with it. */
+        long spinNanos;
 
         Waiter(Condition wakeUp, CompletableFuture<HandOff> turn, long leaseMillis, boolean watched, String holder,
                boolean readsToken) {
@@ -161,6 +167,7 @@ final class LocalTurn {
      */
     private Turn settle(Waiter me, LockNotAcquiredException.Reason refusal) {
         if (me.reserved) {
+            spinForHandOver(me);
             awaitHandOver(me);
         }
         if (me.granted) {
@@ -170,6 +177,26 @@ final class LocalTurn {
         signalNext();
         nudgeFirst();
         return Turn.refused(refusal);
+    }
+
+    /**
+     * Spins, without the turn lock and deaf to interrupts, until the releasing holder answers or {@code spinNanos}
+     * pass. It yields rather than burns the processor: on two cores, or a virtual machine's, a busy loop can take the
+     * very processor that the store's reply and the releasing thread wait for.
+     */
+    private void spinForHandOver(Waiter me) {
+        if (me.spinNanos <= 0) {
+            return;
+        }
+        turnLock.unlock();
+        try {
+            long until = System.nanoTime() + me.spinNanos;
+            while (!me.answered && System.nanoTime() - until < 0) {
+                Thread.yield();
+            }
+        } finally {
+            turnLock.lock();
+        }
     }
 
     /**
@@ -189,14 +216,19 @@ final class LocalTurn {
 
     /**
      * Takes the first waiter out of the queue so that the releasing holder can pass it the key; null when nobody
-     * waits. The turn stays taken until {@link #handOver}, which the caller must call.
+     * waits. The turn stays taken until {@link #handOver}, which the caller must call. A waiting thread is woken now to
+     * spin for up to {@code spinNanos} (0: it sleeps until the answer).
      */
-    Waiter reserveSuccessor() {
+    Waiter reserveSuccessor(long spinNanos) {
         turnLock.lock();
         try {
             Waiter first = waiting.pollFirst();
             if (first != null) {
                 first.reserved = true;
+                if (first.turn == null && spinNanos > 0) {
+                    first.spinNanos = spinNanos;
+                    first.wakeUp.signal();
+                }
             }
             return first;
         } finally {
@@ -216,6 +248,7 @@ final class LocalTurn {
             successor.handOff = handOff;
             successor.granted = true;
             successor.reserved = false;
+            successor.answered = true;
             successor.wakeUp.signal();
         } finally {
             turnLock.unlock();

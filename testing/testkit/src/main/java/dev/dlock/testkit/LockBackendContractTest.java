@@ -14,7 +14,9 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
 import dev.dlock.core.LockState;
+import dev.dlock.core.spi.LeaseRenewal;
 import dev.dlock.core.spi.ReleaseResult;
+import dev.dlock.core.spi.RenewalResult;
 import dev.dlock.core.spi.SessionLeases;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -808,6 +810,55 @@ public abstract class LockBackendContractTest {
                     + "lease runs (held: %s)", next.isHeld()).isEmpty();
             assertThat(next.isHeld()).isTrue();
         }
+    }
+
+    /**
+     * A thread waiting in the JVM gets the key by a hand-off, after an earlier hand-off on the manager measured the
+     * store's call: on a fast store it is woken as the call goes out and spins for the answer. A release and a
+     * renewal sent for the holder before it, landing only now, must miss the next holder's lease.
+     */
+    @Test
+    void lateCommandsOfTheHolderBeforeAHandOffToAWaitingThreadMissTheNextHolder() throws Exception {
+        RecordingBackend backend = newBackend();
+        assumeTrue(backend.capabilities().localHandOff().isPresent(), "the store passes no key straight to a local waiter");
+        LockManager jvm = manager(backend, b -> b.leaseTime(Duration.ofSeconds(30)));
+        LockManager otherJvm = manager();
+        // A first hand-off, on a key of its own: it times the store's hand-off call for the one below.
+        handOffToAWaitingThread(jvm, key + ":first").close();
+        LockHandle next = handOffToAWaitingThread(jvm, key);
+        try {
+            String earlierOwner = backend.acquiringOwners.get(backend.acquiringOwners.size() - 1);
+            assertThat(backend.handOffs.get()).as("hand-offs sent").isEqualTo(2);
+            assertThat(backend.release(LockKind.EXCLUSIVE, key, earlierOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST)).as("the earlier holder's late release")
+                    .isNotEqualTo(ReleaseResult.RELEASED);
+            if (!storeKeepsLeasesBySession()) {
+                assertThat(backend.renew(List.of(new LeaseRenewal(key, earlierOwner, 60_000, LockKind.EXCLUSIVE))))
+                        .as("the earlier holder's late renewal").doesNotContain(RenewalResult.RENEWED);
+            }
+            assertThat(otherJvm.tryAcquire(key)).as("another JVM, while the next holder holds the key").isEmpty();
+            assertThat(next.isHeld()).as("the next holder").isTrue();
+        } finally {
+            next.close();
+        }
+        assertThat(otherJvm.tryAcquire(key)).as("another JVM, once the next holder released").isPresent().get()
+                .satisfies(LockHandle::close);
+    }
+
+    /** Takes {@code lockKey} on this thread, queues a thread of {@code jvm} for it, releases: the handle it got. */
+    private LockHandle handOffToAWaitingThread(LockManager jvm, String lockKey) throws Exception {
+        LockHandle holder = jvm.acquire(lockKey, Duration.ZERO);
+        CompletableFuture<LockHandle> next = new CompletableFuture<>();
+        Thread waiter = start(() -> {
+            try {
+                next.complete(jvm.acquire(lockKey, Duration.ofSeconds(30)));
+            } catch (Throwable e) {
+                next.completeExceptionally(e);
+            }
+        });
+        awaitTrue(Duration.ofSeconds(10), () -> waiter.getState() == Thread.State.WAITING
+                || waiter.getState() == Thread.State.TIMED_WAITING);
+        holder.close();
+        return next.get(30, TimeUnit.SECONDS);
     }
 
     /**

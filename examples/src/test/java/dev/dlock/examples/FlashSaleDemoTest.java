@@ -18,7 +18,7 @@ class FlashSaleDemoTest {
     void twoInstancesNeverOversell() throws Exception {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> instance = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+        List<String> instance = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                 FlashSaleApplication.class.getName());
         FlashSaleDemo.Options options = new FlashSaleDemo.Options(300, 30, 32, 2, "sku-test", null, instance, System.out);
         FlashSaleDemo.Summary summary;

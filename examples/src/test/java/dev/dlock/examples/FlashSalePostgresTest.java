@@ -30,7 +30,7 @@ class FlashSalePostgresTest {
             }
             String java = ProcessHandle.current().info().command()
                     .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            List<String> instance = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+            List<String> instance = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                     FlashSaleApplication.class.getName(),
                     "--dlock.store=jdbc",
                     "--spring.datasource.url=" + postgres.jdbcUrl(), "--spring.datasource.username=postgres");

@@ -11,7 +11,7 @@ import dev.dlock.testkit.faults.FaultReport;
 import dev.dlock.testkit.faults.FaultSuite;
 
 /**
- * The fault suite's short mode on the JDBC store over PostgreSQL: 4 worker JVMs × 8 threads, each with
+ * The fault suite's short mode on the JDBC store over PostgreSQL: 3 worker JVMs × 6 threads, each with
  * its own connection pool, write to the fencing referee while holders are killed and paused past their
  * lease and PostgreSQL crashes ({@code pg_ctl stop -m immediate}) and starts again on the same data.
  * What users rely on must hold: no overlap gets past the fencing check, no holder loses its lease

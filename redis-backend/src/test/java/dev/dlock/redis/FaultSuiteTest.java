@@ -16,7 +16,7 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 
 /**
- * The fault suite's short mode on standalone Redis and on Sentinel: 4 worker JVMs × 8 threads writing
+ * The fault suite's short mode on standalone Redis and on Sentinel: 3 worker JVMs × 6 threads writing
  * to the fencing referee while holders are killed and paused past their lease and the store restarts,
  * slows down, drops connections or fails over. What users rely on must hold in every run: no overlap
  * gets past the fencing check, no holder loses its lease without being told, nothing stays locked,

@@ -1,5 +1,7 @@
 package dev.dlock.shedlock;
 
+import dev.dlock.testkit.ChildJvm;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,9 +106,8 @@ abstract class SchedulerLockTwoJvmsContract {
     private Child start(Path dir, String name, long lagMillis, Path go) throws IOException {
         Path status = Files.createFile(dir.resolve(name + ".status"));
         Path output = dir.resolve(name + ".log");
-        Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), ScheduledJobsApplication.class.getName(),
-                store(), status.toString(), Long.toString(lagMillis), go.toString())
+        Process process = new ProcessBuilder(ChildJvm.command(ScheduledJobsApplication.class,
+                store(), status.toString(), Long.toString(lagMillis), go.toString()))
                 .redirectErrorStream(true).redirectOutput(output.toFile()).start();
         Child child = new Child(name, process, status, output);
         children.add(child);

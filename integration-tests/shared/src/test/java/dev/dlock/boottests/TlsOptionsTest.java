@@ -35,11 +35,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TlsOptionsTest {
 
     private static final TestCertificates CERTIFICATES = TestCertificates.shared();
-    private static final String ONLY_CIPHER = "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256";
-    private static final String OTHER_CIPHER = "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384";
+    private static final String ONLY_CIPHER = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
+    private static final String OTHER_CIPHER = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384";
 
     private static final int STRICT_PORT = TlsApplicationTest.freePort();
-    /** TLS 1.2 only, and of its ciphers only ECDHE-RSA-AES128-GCM-SHA256 (OpenSSL's name for {@link #ONLY_CIPHER}). */
+    /** TLS 1.2 only, and of its ciphers only ECDHE-ECDSA-AES128-GCM-SHA256 (OpenSSL's name for {@link #ONLY_CIPHER}). */
     private static final RedisServerProcess STRICT = RedisServerProcess.start(List.of(
             "--tls-port", Integer.toString(STRICT_PORT),
             "--tls-cert-file", CERTIFICATES.serverCertPem().toString(),
@@ -47,7 +47,7 @@ class TlsOptionsTest {
             "--tls-ca-cert-file", CERTIFICATES.caPem().toString(),
             "--tls-auth-clients", "no",
             "--tls-protocols", "TLSv1.2",
-            "--tls-ciphers", "ECDHE-RSA-AES128-GCM-SHA256"));
+            "--tls-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"));
 
     private static final int UNNAMED_PORT = TlsApplicationTest.freePort();
     /** A certificate from the trusted CA that names no host (the client's, which has no subject alternative name). */

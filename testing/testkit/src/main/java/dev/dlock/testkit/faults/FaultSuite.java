@@ -39,30 +39,44 @@ public final class FaultSuite {
     private static final Logger log = LoggerFactory.getLogger(FaultSuite.class);
     /** How often a holder fault stops a worker and lets it go again before it finds it inside a section. */
     private static final int STOP_ATTEMPTS = 50;
+    /** The long mode's worker JVMs and threads in each (docs/reliability.md's runs). */
+    private static final int LONG_MODE_JVMS = 4;
+    private static final int LONG_MODE_THREADS = 8;
 
     /** How big and how long a run is; {@link #fromSystemProperties} reads overrides for the long mode. */
     public record Settings(Duration duration, int jvms, int threadsPerJvm, int hotKeys, int coldKeys, Duration leaseTime,
                            int maxHoldMillis, Duration faultInterval, long seed) {
 
-        /** The short mode of the test command: 4 JVMs × 8 threads for 40 s, a fault every 5 s, seed 42. */
+        /** The short mode of the test command: 3 JVMs × 6 threads for 40 s, a fault every 5 s, seed 42. */
         public static Settings shortMode() {
-            return new Settings(Duration.ofSeconds(40), 4, 8, 4, 24, Duration.ofMillis(1500), 30, Duration.ofSeconds(5), 42);
+            return new Settings(Duration.ofSeconds(40), 3, 6, 4, 24, Duration.ofMillis(1500), 30, Duration.ofSeconds(5), 42);
+        }
+
+        /** Whether the workers run long enough for the optimizing compiler to pay for itself (the long mode). */
+        boolean longRun() {
+            return duration.compareTo(Duration.ofMinutes(2)) >= 0;
         }
 
         /**
          * These settings with overrides from system properties: {@code dlock.faults.minutes} or
          * {@code dlock.faults.seconds}, {@code dlock.faults.jvms}, {@code dlock.faults.threads},
-         * {@code dlock.faults.seed}, {@code dlock.faults.interval-seconds}.
+         * {@code dlock.faults.seed}, {@code dlock.faults.interval-seconds}. A run of a length of its own (the long mode)
+         * is 4 JVMs × 8 threads unless those say otherwise: the test command's short mode is smaller to leave the CPU to
+         * the builds beside it.
          */
         public Settings fromSystemProperties() {
             Duration length = duration;
-            if (System.getProperty("dlock.faults.minutes") != null) {
-                length = Duration.ofMinutes(Long.getLong("dlock.faults.minutes"));
-            } else if (System.getProperty("dlock.faults.seconds") != null) {
-                length = Duration.ofSeconds(Long.getLong("dlock.faults.seconds"));
+            int defaultJvms = jvms;
+            int defaultThreads = threadsPerJvm;
+            if (System.getProperty("dlock.faults.minutes") != null || System.getProperty("dlock.faults.seconds") != null) {
+                length = System.getProperty("dlock.faults.minutes") != null
+                        ? Duration.ofMinutes(Long.getLong("dlock.faults.minutes"))
+                        : Duration.ofSeconds(Long.getLong("dlock.faults.seconds"));
+                defaultJvms = LONG_MODE_JVMS;
+                defaultThreads = LONG_MODE_THREADS;
             }
-            return new Settings(length, Integer.getInteger("dlock.faults.jvms", jvms),
-                    Integer.getInteger("dlock.faults.threads", threadsPerJvm), hotKeys, coldKeys, leaseTime, maxHoldMillis,
+            return new Settings(length, Integer.getInteger("dlock.faults.jvms", defaultJvms),
+                    Integer.getInteger("dlock.faults.threads", defaultThreads), hotKeys, coldKeys, leaseTime, maxHoldMillis,
                     Duration.ofSeconds(Long.getLong("dlock.faults.interval-seconds", faultInterval.toSeconds())),
                     Long.getLong("dlock.faults.seed", seed));
         }
@@ -238,8 +252,9 @@ public final class FaultSuite {
         void start(int worker) throws IOException {
             int generation = generations[worker]++;
             String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                    FaultWorker.class.getName(), factory.getClass().getName(), workerConnection.apply(worker),
+            // A short run's worker lives seconds (and restarts after a kill): the client compiler alone costs it less CPU.
+            List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", settings.longRun() ? "-XX:TieredStopAtLevel=4" : "-XX:TieredStopAtLevel=1",
+                    "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(), factory.getClass().getName(), workerConnection.apply(worker),
                     Integer.toString(referee.port()), Integer.toString(worker), Integer.toString(settings.threadsPerJvm()),
                     keyPrefix, Integer.toString(settings.hotKeys()), Integer.toString(settings.coldKeys()),
                     Long.toString(settings.seed() + 7919L * generation), Long.toString(settings.leaseTime().toMillis()),

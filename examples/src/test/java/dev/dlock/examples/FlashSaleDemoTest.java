@@ -1,9 +1,9 @@
 package dev.dlock.examples;
 
 import dev.dlock.examples.demo.FlashSaleDemo;
+import dev.dlock.testkit.ChildJvm;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,10 +16,7 @@ class FlashSaleDemoTest {
 
     @Test
     void twoInstancesNeverOversell() throws Exception {
-        String java = ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> instance = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                FlashSaleApplication.class.getName());
+        List<String> instance = ChildJvm.command(FlashSaleApplication.class);
         FlashSaleDemo.Options options = new FlashSaleDemo.Options(300, 30, 32, 2, "sku-test", null, instance, System.out);
         FlashSaleDemo.Summary summary;
         try (FlashSaleDemo demo = new FlashSaleDemo(options)) {

@@ -4,9 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.dlock.examples.demo.FlashSaleDemo;
 import dev.dlock.jdbc.JdbcLockBackend;
 import dev.dlock.jdbc.PostgresServer;
+import dev.dlock.testkit.ChildJvm;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -28,10 +28,7 @@ class FlashSalePostgresTest {
                 // The DDL a migration tool would apply once, before the instances start.
                 JdbcLockBackend.builder(schema).createSchema(true).cleanupInterval(java.time.Duration.ZERO).build().close();
             }
-            String java = ProcessHandle.current().info().command()
-                    .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            List<String> instance = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                    FlashSaleApplication.class.getName(),
+            List<String> instance = ChildJvm.command(FlashSaleApplication.class,
                     "--dlock.store=jdbc",
                     "--spring.datasource.url=" + postgres.jdbcUrl(), "--spring.datasource.username=postgres");
             FlashSaleDemo.Options options = new FlashSaleDemo.Options(300, 30, 32, 2, "sku-pg", null, instance, System.out);

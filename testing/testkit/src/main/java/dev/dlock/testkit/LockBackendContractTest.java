@@ -337,9 +337,9 @@ public abstract class LockBackendContractTest {
     @Test
     void twoJvmsNeverOverlapAndFencingTokensKeepIncreasing(@TempDir Path dir) throws Exception {
         assumeTrue(sharedAcrossJvms(), "the store cannot be shared with another JVM");
-        // As many turns as a contending thread takes, at most 400: the child and the parent's two threads, half each.
-        int childIterations = Math.min(400, contendedTurnsPerThread()) & ~1;
-        int parentIterationsPerThread = childIterations / 2;
+        // As many turns as a contending thread takes, at most 400, in the child and in the parent's two threads together.
+        int parentIterationsPerThread = Math.min(200, contendedTurnsPerThread() / 2);
+        int childIterations = 2 * parentIterationsPerThread;
         Path childLog = dir.resolve("child.log");
         Process child = new ProcessBuilder(ChildJvm.command(Contender.class,
                 factory().getClass().getName(), connection(), key, Integer.toString(childIterations), dir.toString()))

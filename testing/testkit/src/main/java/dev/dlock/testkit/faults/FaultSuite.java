@@ -39,6 +39,8 @@ public final class FaultSuite {
     private static final Logger log = LoggerFactory.getLogger(FaultSuite.class);
     /** How often a holder fault stops a worker and lets it go again before it finds it inside a section. */
     private static final int STOP_ATTEMPTS = 50;
+    /** How long the test command's short mode runs. */
+    private static final Duration SHORT_MODE_LENGTH = Duration.ofSeconds(40);
     /** The long mode's worker JVMs and threads in each (docs/reliability.md's runs). */
     private static final int LONG_MODE_JVMS = 4;
     private static final int LONG_MODE_THREADS = 8;
@@ -49,32 +51,34 @@ public final class FaultSuite {
 
         /** The short mode of the test command: 3 JVMs × 6 threads for 40 s, a fault every 5 s, seed 42. */
         public static Settings shortMode() {
-            return new Settings(Duration.ofSeconds(40), 3, 6, 4, 24, Duration.ofMillis(1500), 30, Duration.ofSeconds(5), 42);
+            return new Settings(SHORT_MODE_LENGTH, 3, 6, 4, 24, Duration.ofMillis(1500), 30, Duration.ofSeconds(5), 42);
         }
 
-        /** Whether the workers run long enough for the optimizing compiler to pay for itself (the long mode). */
+        /**
+         * Whether this is a long-mode run, longer than the short mode: 4 JVMs × 8 threads unless told otherwise, whose
+         * workers run long enough for the optimizing compiler to pay for itself.
+         */
         boolean longRun() {
-            return duration.compareTo(Duration.ofMinutes(2)) >= 0;
+            return isLong(duration);
+        }
+
+        private static boolean isLong(Duration length) {
+            return length.compareTo(SHORT_MODE_LENGTH) > 0;
         }
 
         /**
          * These settings with overrides from system properties: {@code dlock.faults.minutes} or
          * {@code dlock.faults.seconds}, {@code dlock.faults.jvms}, {@code dlock.faults.threads},
-         * {@code dlock.faults.seed}, {@code dlock.faults.interval-seconds}. A run of a length of its own (the long mode)
-         * is 4 JVMs × 8 threads unless those say otherwise: the test command's short mode is smaller to leave the CPU to
+         * {@code dlock.faults.seed}, {@code dlock.faults.interval-seconds}. A run longer than the short mode is
+         * 4 JVMs × 8 threads unless those say otherwise: the test command's short mode is smaller to leave the CPU to
          * the builds beside it.
          */
         public Settings fromSystemProperties() {
-            Duration length = duration;
-            int defaultJvms = jvms;
-            int defaultThreads = threadsPerJvm;
-            if (System.getProperty("dlock.faults.minutes") != null || System.getProperty("dlock.faults.seconds") != null) {
-                length = System.getProperty("dlock.faults.minutes") != null
-                        ? Duration.ofMinutes(Long.getLong("dlock.faults.minutes"))
-                        : Duration.ofSeconds(Long.getLong("dlock.faults.seconds"));
-                defaultJvms = LONG_MODE_JVMS;
-                defaultThreads = LONG_MODE_THREADS;
-            }
+            Duration length = System.getProperty("dlock.faults.minutes") != null ? Duration.ofMinutes(Long.getLong("dlock.faults.minutes"))
+                    : System.getProperty("dlock.faults.seconds") != null ? Duration.ofSeconds(Long.getLong("dlock.faults.seconds"))
+                    : duration;
+            int defaultJvms = isLong(length) ? LONG_MODE_JVMS : jvms;
+            int defaultThreads = isLong(length) ? LONG_MODE_THREADS : threadsPerJvm;
             return new Settings(length, Integer.getInteger("dlock.faults.jvms", defaultJvms),
                     Integer.getInteger("dlock.faults.threads", defaultThreads), hotKeys, coldKeys, leaseTime, maxHoldMillis,
                     Duration.ofSeconds(Long.getLong("dlock.faults.interval-seconds", faultInterval.toSeconds())),
@@ -253,7 +257,7 @@ public final class FaultSuite {
             int generation = generations[worker]++;
             String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             // A short run's worker lives seconds (and restarts after a kill): the client compiler alone costs it less CPU.
-            List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", settings.longRun() ? "-XX:TieredStopAtLevel=4" : "-XX:TieredStopAtLevel=1",
+            List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=" + (settings.longRun() ? 4 : 1),
                     "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(), factory.getClass().getName(), workerConnection.apply(worker),
                     Integer.toString(referee.port()), Integer.toString(worker), Integer.toString(settings.threadsPerJvm()),
                     keyPrefix, Integer.toString(settings.hotKeys()), Integer.toString(settings.coldKeys()),

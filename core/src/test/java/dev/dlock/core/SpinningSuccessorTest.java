@@ -31,9 +31,9 @@ class SpinningSuccessorTest extends EngineTestSupport {
 
     @Test
     void aReservedWaiterSpinsAndTakesTheKeyAnsweredDuringTheSpin() throws Exception {
-        Queued waiter = holdTheTurnAndQueue();
-        LocalTurn.Waiter reserved = turn.reserveSuccessor(LONG_SPIN_NANOS);
-        await("the reserved waiter spinning", Duration.ofSeconds(10), () -> inFrame(waiter.thread(), "spinForHandOver"));
+        Spinning spinning = reserveASpinningSuccessor();
+        Queued waiter = spinning.waiter();
+        LocalTurn.Waiter reserved = spinning.reserved();
 
         turn.handOver(reserved, PASSED);
 
@@ -45,9 +45,9 @@ class SpinningSuccessorTest extends EngineTestSupport {
 
     @Test
     void anInterruptDuringTheSpinIsKeptForTheCallerAndTheKeyHandedOverIsTaken() throws Exception {
-        Queued waiter = holdTheTurnAndQueue();
-        LocalTurn.Waiter reserved = turn.reserveSuccessor(LONG_SPIN_NANOS);
-        await("the reserved waiter spinning", Duration.ofSeconds(10), () -> inFrame(waiter.thread(), "spinForHandOver"));
+        Spinning spinning = reserveASpinningSuccessor();
+        Queued waiter = spinning.waiter();
+        LocalTurn.Waiter reserved = spinning.reserved();
 
         waiter.thread().interrupt();
         // The holder is in the middle of its store call: the waiter must not leave, whatever it was told.
@@ -77,9 +77,9 @@ class SpinningSuccessorTest extends EngineTestSupport {
 
     @Test
     void aHandOffThatFailedGivesTheSpinningWaiterTheTurnWithoutTheKey() throws Exception {
-        Queued waiter = holdTheTurnAndQueue();
-        LocalTurn.Waiter reserved = turn.reserveSuccessor(LONG_SPIN_NANOS);
-        await("the reserved waiter spinning", Duration.ofSeconds(10), () -> inFrame(waiter.thread(), "spinForHandOver"));
+        Spinning spinning = reserveASpinningSuccessor();
+        Queued waiter = spinning.waiter();
+        LocalTurn.Waiter reserved = spinning.reserved();
 
         // The store call failed or its outcome stayed unknown: the waiter asks the store itself.
         turn.handOver(reserved, null);
@@ -107,6 +107,18 @@ class SpinningSuccessorTest extends EngineTestSupport {
         }
         assertThat(releases.successorSpinNanos()).as("once calls are fast again")
                 .isBetween(TimeUnit.MICROSECONDS.toNanos(100), TimeUnit.MICROSECONDS.toNanos(110));
+    }
+
+    /** A successor reserved for a hand-off, spinning for the holder's answer. */
+    private record Spinning(Queued waiter, LocalTurn.Waiter reserved) {
+    }
+
+    /** Queues a successor behind this thread's turn, reserves it with a long spin and waits until it spins. */
+    private Spinning reserveASpinningSuccessor() {
+        Queued waiter = holdTheTurnAndQueue();
+        LocalTurn.Waiter reserved = turn.reserveSuccessor(LONG_SPIN_NANOS);
+        await("the reserved waiter spinning", Duration.ofSeconds(10), () -> inFrame(waiter.thread(), "spinForHandOver"));
+        return new Spinning(waiter, reserved);
     }
 
     /** Takes the turn on this thread, then queues another thread behind it and waits until it sleeps. */

@@ -20,10 +20,12 @@ import org.junit.jupiter.api.Test;
  * (otherwise a waiter hangs, which Lincheck reports), and the key free in the store and to the next tryAcquire. A lease
  * that is lost or runs out while waiters queue, and asynchronous waiters: {@link LeaseEndInterleavingsTest}.
  *
- * <p>Budgets: before the fix, on JDK 17 and 25 alike, the leaving-waiter scenarios failed within 100 (abort) and 175
- * (interrupt) interleavings (the exploration is deterministic); the budgets are 1.5 times that, a margin for the
- * exploration's order moving with the engine's code, small because every interleaving costs about 0.1 s of CPU. A real
- * interrupt from another thread is also tested without the model checker, in {@link InterruptedSuccessorTest}.
+ * <p>Budgets: the leaving-waiter scenarios are checked against the engine with its fix taken out (a waiter refused
+ * while reserved drops the turn it was handed, {@code LocalTurn.settle}): on 2026-11-28 they failed, as the bug does
+ * ("the store still holds the key for no handle"), within 110 (abort) and 680 (interrupt) interleavings; the
+ * exploration is deterministic but moves with the engine's code (the interrupt needed 175 before the spinning
+ * successor), so the budgets are 1.5 times that and are worth re-checking the same way when the hand-off changes. A
+ * real interrupt from another thread is also tested without the model checker, in {@link InterruptedSuccessorTest}.
  */
 class HandOffInterleavingsTest {
 
@@ -36,7 +38,7 @@ class HandOffInterleavingsTest {
     void aWaiterThatAbortsWhileTheReleasePicksItForTheHandOffLeavesNothingBehind() {
         // Thread 1 holds the key and releases it; thread 2 queues for it with its abort condition already true. The
         // model checker finds the release picking thread 2 for the hand-off while thread 2 checks that condition.
-        explore(150, scenario(
+        explore(165, scenario(
                 List.of(actor("holdKey"), actor("abort")),
                 List.of(actor("releaseKey")),
                 List.of(actor("sectionUnlessAborted"))));
@@ -46,7 +48,7 @@ class HandOffInterleavingsTest {
     void aWaiterInterruptedWhileTheKeyPassesToItLeavesNothingBehind() {
         // Thread 1 holds the key and releases it; thread 2 queues for it and is interrupted while the key passes to it
         // in the store. The model checker finds thread 2 running before the release answers its reservation.
-        explore(263, scenario(
+        explore(1020, scenario(
                 List.of(actor("holdKey"), actor("interruptDuringHandOffs")),
                 List.of(actor("releaseKey")),
                 List.of(actor("sectionUnlessInterrupted"))));

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockManager;
 import dev.dlock.testkit.BackendFactory;
+import dev.dlock.testkit.ChildJvm;
 
 /**
  * The fault-injection suite: N worker JVMs × M threads lock K keys and write to a fencing referee while
@@ -255,7 +256,7 @@ public final class FaultSuite {
 
         void start(int worker) throws IOException {
             int generation = generations[worker]++;
-            String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            String java = ChildJvm.javaBinary();
             // A short run's worker lives seconds (and restarts after a kill): the client compiler alone costs it less CPU.
             List<String> command = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=" + (settings.longRun() ? 4 : 1),
                     "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName(), factory.getClass().getName(), workerConnection.apply(worker),

@@ -7,6 +7,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.OptionalLong;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -98,6 +99,11 @@ final class Lease {
      * virtual threads.
      */
     final ReentrantLock tokenLock = new ReentrantLock();
+    /**
+     * The lease's hash, drawn once: the watchdog's slot hashes the lease while the acquisition holds its monitor, and
+     * an identity hash taken then inflates the monitor (stack locking, JDK 17's default) on every hold.
+     */
+    private final int hash = ThreadLocalRandom.current().nextInt();
 
     Lease(LockManager manager, KeyGate gate, String lockName, String key, LockKind kind, String owner, long fencingToken,
           long leaseMillis, boolean watched, boolean keptBySession, StoreNode node, boolean ownsTurn, long sentAtNanos,
@@ -334,5 +340,16 @@ final class Lease {
     public String toString() {
         String of = kind == LockKind.EXCLUSIVE ? "" : " (" + kind + ")";
         return "lock '" + lockName + "'" + of + " on key '" + key + "'";
+    }
+
+    /** Fixed at construction; equality stays identity. */
+    @Override
+    public int hashCode() {
+        return hash;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other;
     }
 }

@@ -18,7 +18,7 @@ import jdk.jfr.consumer.RecordingFile;
  * An uncontended hold inflates no monitor. With the JVM's stack locking (JDK 17's default), an identity hash taken of
  * an object whose monitor the thread holds turns that monitor into a heavyweight one: the watchdog's slot hashes the
  * lease while the acquisition holds the lease's monitor, so every watchdog-managed hold once paid a monitor's
- * inflation (and its later deflation), a third of the engine's CPU per hold at 8 threads. The JVM reports each
+ * inflation (and its later deflation), a quarter of the engine's CPU per hold at 8 threads. The JVM reports each
  * inflation as a JFR event naming the monitor's class.
  */
 class HoldMonitorInflationTest extends EngineTestSupport {

@@ -14,9 +14,10 @@ import redis.clients.jedis.Jedis;
 
 /**
  * The backend contract over a sentinel-backed client (master, replica, three sentinels). Crashing
- * the store kills both data nodes and restarting starts both again, empty and in their roles; the
- * sentinels stay up, as they would in production. The command count sums the data nodes' client
- * commands, without sentinel and replication housekeeping.
+ * the store kills both data nodes and restarting starts both again, empty, and returns once the
+ * sentinels agree on a master with nothing flagged (no failover they began while the nodes were down
+ * can then swap the master under the next test); the sentinels stay up, as they would in production.
+ * The command count sums the data nodes' client commands, without sentinel and replication housekeeping.
  */
 class SentinelContractTest extends StoreFailureContractTest {
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
@@ -32,7 +33,7 @@ public final class RedisSentinelSetup implements AutoCloseable {
     private static final int DOWN_AFTER_MILLIS = 1_000;
     private static final int FAILOVER_TIMEOUT_MILLIS = 5_000;
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
-    /** How long one attempt at linking the replica after a restart may take before the roles are set again. */
+    /** How long the nodes get after a restart to follow the sentinels' master by themselves before the roles are set. */
     private static final Duration RELINK_ATTEMPT = Duration.ofSeconds(5);
 
     private final List<RedisServerProcess> dataNodes = new ArrayList<>();
@@ -147,46 +148,100 @@ public final class RedisSentinelSetup implements AutoCloseable {
     }
 
     /**
-     * Starts both data nodes again, empty and in their original roles, and waits for the replica's
-     * link. The sentinels may have reconfigured a node while both were down (a failover they started
-     * and aborted), so the roles are set again whenever the link does not come up in time.
+     * Starts both data nodes again, empty, and returns once the deployment is settled: every sentinel names the same
+     * master and flags it as nothing but a master (no {@code s_down}, {@code o_down}, {@code disconnected} or failover in
+     * progress), that node answers as master, and the other node is its linked replica. A crash of a second or more
+     * leaves the sentinels counting the master down for a while after it is back, and a failover they start then
+     * promotes the freshly started replica in the middle of the next test; so the sentinels' word decides which node is
+     * master, and the roles are set to match it when the nodes do not follow by themselves.
      */
     public void restartDataNodes() {
         for (RedisServerProcess node : dataNodes) {
             node.relaunch();
         }
-        RedisServerProcess master = dataNodes.get(0);
-        RedisServerProcess replica = dataNodes.get(1);
-        long deadline = System.nanoTime() + SETUP_TIMEOUT.toNanos();
-        while (!replicaLinkedWithin(replica, RELINK_ATTEMPT)) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("Timed out after " + SETUP_TIMEOUT.toMillis() + " ms waiting for replica "
-                        + replica.uri() + " to link to " + master.uri() + "; its replication info: " + replicationInfo(replica));
+        long restarted = System.nanoTime();
+        long deadline = restarted + SETUP_TIMEOUT.toNanos();
+        long nextRoleFix = restarted + RELINK_ATTEMPT.toNanos();
+        while (true) {
+            String unsettled = unsettledReason(restarted);
+            if (unsettled == null) {
+                return;
             }
-            log.info("Replica {} not linked after a restart ({}); setting the roles again", replica.uri(), replicationInfo(replica));
-            try (Jedis masterAdmin = master.admin(); Jedis replicaAdmin = replica.admin()) {
-                masterAdmin.replicaofNoOne();
-                replicaAdmin.replicaof(master.host(), master.port());
-            } catch (JedisException e) {
-                log.info("Could not set the roles yet: {}", e.toString());
+            long now = System.nanoTime();
+            if (now > deadline) {
+                throw new IllegalStateException("Timed out after " + SETUP_TIMEOUT.toMillis() + " ms waiting for the sentinel"
+                        + " deployment to settle after a restart of its data nodes: " + unsettled);
             }
+            if (now > nextRoleFix) {
+                nextRoleFix = now + RELINK_ATTEMPT.toNanos();
+                setRolesToTheSentinelsMaster(unsettled);
+            }
+            RedisServerProcess.sleep(Duration.ofMillis(20));
         }
     }
 
-    private static boolean replicaLinkedWithin(RedisServerProcess replica, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (replicationInfo(replica).contains("master_link_status:up")) {
-                return true;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("Interrupted while waiting for replica " + replica.uri(), e);
+    /**
+     * Null when the deployment is settled (see {@link #restartDataNodes()}), else what is not, for the log. A sentinel
+     * counts only once the master answered its {@code PING} since the restart at {@code restartedNanos}: until then it
+     * may still flag the master down.
+     */
+    private String unsettledReason(long restartedNanos) {
+        HostAndPort agreed = null;
+        for (RedisServerProcess sentinel : sentinels) {
+            try (Jedis admin = sentinel.admin()) {
+                Map<String, String> master = admin.sentinelMaster(MASTER_NAME);
+                if (!"master".equals(master.get("flags"))) {
+                    return "sentinel " + sentinel.port() + " flags the master " + master.get("flags");
+                }
+                long sinceRestartMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restartedNanos);
+                if (Long.parseLong(master.get("last-ok-ping-reply")) >= sinceRestartMillis) {
+                    return "sentinel " + sentinel.port() + " has had no PING answered since the restart";
+                }
+                HostAndPort address = new HostAndPort(master.get("ip"), Integer.parseInt(master.get("port")));
+                if (agreed != null && !agreed.equals(address)) {
+                    return "the sentinels name different masters, " + agreed + " and " + address;
+                }
+                agreed = address;
+            } catch (JedisException e) {
+                return "sentinel " + sentinel.port() + " unreachable: " + e.getMessage();
             }
         }
-        return false;
+        RedisServerProcess master = nodeAt(agreed);
+        String masterInfo = replicationInfo(master);
+        if (!masterInfo.contains("role:master")) {
+            return "the sentinels' master " + master.uri() + " answers " + masterInfo;
+        }
+        for (RedisServerProcess node : dataNodes) {
+            String info = replicationInfo(node);
+            if (node != master && !(info.contains("master_port:" + master.port() + " ") && info.contains("master_link_status:up"))) {
+                return "replica " + node.uri() + " not linked to " + master.uri() + ": " + info;
+            }
+        }
+        return null;
+    }
+
+    private void setRolesToTheSentinelsMaster(String unsettled) {
+        RedisServerProcess master;
+        try {
+            master = currentMaster();
+        } catch (IllegalStateException e) {
+            return;
+        }
+        log.info("Sentinel deployment not settled after a restart ({}); making {} master and the other node its replica",
+                unsettled, master.uri());
+        for (RedisServerProcess node : dataNodes) {
+            try (Jedis admin = node.admin()) {
+                if (node == master) {
+                    if (!replicationInfo(node).contains("role:master")) {
+                        admin.replicaofNoOne();
+                    }
+                } else if (!replicationInfo(node).contains("master_port:" + master.port() + " ")) {
+                    admin.replicaof(master.host(), master.port());
+                }
+            } catch (JedisException e) {
+                log.info("Could not set the role of {} yet: {}", node.uri(), e.toString());
+            }
+        }
     }
 
     private static String replicationInfo(RedisServerProcess node) {

@@ -504,7 +504,7 @@ public final class RedisServerProcess implements AutoCloseable {
         }
     }
 
-    private static void sleep(Duration duration) {
+    static void sleep(Duration duration) {
         try {
             Thread.sleep(duration.toMillis());
         } catch (InterruptedException e) {

@@ -20,6 +20,11 @@ public final class BenchRedis {
 
     /** A pooled client with enough connections for every benchmark thread, so the pool is never the bottleneck. */
     static UnifiedJedis client() {
+        return client(5000);
+    }
+
+    /** As {@link #client()}, with the given connect and read timeout ({@code 0}: none, so reads block in the kernel). */
+    static UnifiedJedis client(int timeoutMillis) {
         String uri = System.getProperty(PROPERTY);
         if (uri == null) {
             throw new IllegalStateException("set -D" + PROPERTY + "=redis://host:port (BenchmarkMain does)");
@@ -31,7 +36,7 @@ public final class BenchRedis {
         return RedisClient.builder()
                 .hostAndPort(new HostAndPort(parsed.getHost(), parsed.getPort()))
                 .poolConfig(pool)
-                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(5000).build())
+                .clientConfig(DefaultJedisClientConfig.builder().timeoutMillis(timeoutMillis).build())
                 .build();
     }
 

@@ -19,8 +19,11 @@ class RedisSentinelSetupTest {
 
     /** Longer than the sentinels' down-after time (1 s): every sentinel flags the master down while the nodes are dead. */
     private static final Duration CRASH = Duration.ofMillis(1_500);
-    /** How long the deployment is watched after the restart for a master that changes or is flagged again. */
-    private static final Duration WATCH = Duration.ofSeconds(3);
+    /**
+     * How long the deployment is watched after the restart for a master that changes or is flagged again: the
+     * sentinels' PING period, within which a master they still counted down would be flagged again.
+     */
+    private static final Duration WATCH = Duration.ofSeconds(1);
 
     @Test
     void aRestartAfterACrashTheSentinelsNoticedReturnsASettledDeploymentThatStaysSettled() throws Exception {

@@ -51,30 +51,44 @@ public final class Signals {
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("process " + pid + " did not " + (stopped ? "stop" : "run again")
-                        + " within 10 s of its signal");
+                        + " within 10 s of its signal; its threads' states: " + states(tasks));
             }
             Thread.onSpinWait();
         }
     }
 
-    /** Whether every thread is stopped ({@code stopped}) or every one runs; null when the threads cannot be read. */
+    /**
+     * Whether every thread is stopped ({@code stopped}) or every one runs; null when the threads cannot be read. A thread
+     * that has exited counts as either: a child that exits while its stopped parent cannot reap it stays a zombie,
+     * which no signal changes (a PostgreSQL worker ending as its postmaster is stopped).
+     */
     private static Boolean allStopped(Path tasks, boolean stopped) {
         try (Stream<Path> threads = Files.list(tasks)) {
-            return threads.allMatch(thread -> isStopped(thread.resolve("stat")) == stopped);
+            return threads.allMatch(thread -> {
+                char state = state(thread.resolve("stat"));
+                return state == 'Z' || state == 'X' || (state == 'T' || state == 't') == stopped;
+            });
         } catch (IOException | UncheckedIOException e) {
             return null;
         }
     }
 
-    private static boolean isStopped(Path stat) {
+    private static char state(Path stat) {
         try {
             String line = Files.readString(stat);
             // The state follows the command name, which is in parentheses and may itself hold spaces or ')'.
-            char state = line.charAt(line.lastIndexOf(')') + 2);
-            return state == 'T' || state == 't';
+            return line.charAt(line.lastIndexOf(')') + 2);
         } catch (IOException e) {
             // A thread that ended meanwhile is neither.
             throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String states(Path tasks) {
+        try (Stream<Path> threads = Files.list(tasks)) {
+            return threads.map(thread -> thread.getFileName() + "=" + state(thread.resolve("stat"))).toList().toString();
+        } catch (IOException | UncheckedIOException e) {
+            return "(unreadable: " + e.getMessage() + ")";
         }
     }
 }

@@ -18,7 +18,15 @@ import java.util.concurrent.locks.ReentrantLock;
 final class KeyNotices {
 
     private final KeyGate.TimedWait timedWait;
+    /**
+     * Guards {@link #subscription}: a lock, not a monitor, and never held while the store's notices come up, so the
+     * key's other callers never wait behind that round trip and a virtual thread waiting for it holds no monitor
+     * (which pins it to its carrier on JDK 21 to 23).
+     */
+    private final ReentrantLock subscriptionLock = new ReentrantLock();
     private ReleaseNotices.Subscription subscription;
+    /** Until when the caller that made {@link #subscription} waits for it to flow; later callers wait no longer. */
+    private long activationDeadlineNanos;
     /** Wake the asynchronous acquisitions waiting in the store on a release notice. */
     private final Set<Runnable> wakers = ConcurrentHashMap.newKeySet();
     /** Release notices seen so far; a waiter in the store waits for the count to reach its turn. */
@@ -31,26 +39,38 @@ final class KeyNotices {
     }
 
     /**
-     * Subscribes to the key's release notices unless subscribed already, waiting up to {@code maxWaitNanos} for them to
+     * Subscribes to the key's release notices unless subscribed already, waits up to {@code maxWaitNanos} for them to
      * flow, and runs {@code waker} (when not null) on every notice until {@link #stopWaking}; nothing when the store
-     * pushes none.
+     * pushes none. A caller that finds the subscription still coming up waits with the one that made it, until that
+     * one's wait ends at the latest, so that none tries the store again before notices could reach it. The wait holds
+     * no lock.
      */
-    synchronized void subscribe(Optional<ReleaseNotices> notices, String key, Runnable waker, long maxWaitNanos)
-            throws InterruptedException {
+    void subscribe(Optional<ReleaseNotices> notices, String key, Runnable waker, long maxWaitNanos) throws InterruptedException {
         if (notices.isEmpty()) {
             return;
         }
-        if (waker != null) {
-            wakers.add(waker);
-        }
-        if (subscription == null) {
-            subscription = notices.get().subscribe(key, () -> {
-                countNotice();
-                wakers.forEach(Runnable::run);
-            });
-            if (maxWaitNanos > 0) {
-                subscription.awaitActive(Duration.ofNanos(maxWaitNanos));
+        ReleaseNotices.Subscription current;
+        long waitNanos;
+        subscriptionLock.lock();
+        try {
+            if (waker != null) {
+                wakers.add(waker);
             }
+            long now = System.nanoTime();
+            if (subscription == null) {
+                subscription = notices.get().subscribe(key, () -> {
+                    countNotice();
+                    wakers.forEach(Runnable::run);
+                });
+                activationDeadlineNanos = now + maxWaitNanos;
+            }
+            current = subscription;
+            waitNanos = Math.min(maxWaitNanos, activationDeadlineNanos - now);
+        } finally {
+            subscriptionLock.unlock();
+        }
+        if (waitNanos > 0 && !current.isActive()) {
+            current.awaitActive(Duration.ofNanos(waitNanos));
         }
     }
 
@@ -93,15 +113,25 @@ final class KeyNotices {
     }
 
     /** True while release notices for the key are flowing. */
-    synchronized boolean active() {
-        return subscription != null && subscription.isActive();
+    boolean active() {
+        subscriptionLock.lock();
+        try {
+            return subscription != null && subscription.isActive();
+        } finally {
+            subscriptionLock.unlock();
+        }
     }
 
     /** Ends the key's subscription; called once the last user left the gate. */
-    synchronized void close() {
-        if (subscription != null) {
-            subscription.close();
-            subscription = null;
+    void close() {
+        subscriptionLock.lock();
+        try {
+            if (subscription != null) {
+                subscription.close();
+                subscription = null;
+            }
+        } finally {
+            subscriptionLock.unlock();
         }
     }
 }

@@ -8,6 +8,8 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 import javax.sql.DataSource;
@@ -229,7 +231,9 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
 
     /** One waiter's interest in one key: active once its channel is listened to on a live connection. */
     private static final class Listener extends KeyListeners.Listener {
-        private final Object activeLock = new Object();
+        /** A lock, not a monitor: the waiter waits on it (a monitor wait pins a virtual thread on JDK 21 to 23). */
+        private final ReentrantLock activeLock = new ReentrantLock();
+        private final Condition activeChanged = activeLock.newCondition();
         private boolean active;
 
         Listener(String channel, Runnable onRelease) {
@@ -237,47 +241,62 @@ final class PgReleaseNotices implements ReleaseNotices, AutoCloseable {
         }
 
         void activate() {
-            synchronized (activeLock) {
+            activeLock.lock();
+            try {
                 if (!active && !isClosed()) {
                     active = true;
-                    activeLock.notifyAll();
+                    activeChanged.signalAll();
                 }
+            } finally {
+                activeLock.unlock();
             }
         }
 
         void deactivate() {
-            synchronized (activeLock) {
+            activeLock.lock();
+            try {
                 active = false;
+            } finally {
+                activeLock.unlock();
             }
         }
 
         @Override
         public boolean awaitActive(Duration timeout) throws InterruptedException {
             long end = System.nanoTime() + timeout.toNanos();
-            synchronized (activeLock) {
+            activeLock.lock();
+            try {
                 while (!active && !isClosed()) {
                     long left = end - System.nanoTime();
                     if (left <= 0) {
                         return false;
                     }
-                    TimeUnit.NANOSECONDS.timedWait(activeLock, left);
+                    activeChanged.awaitNanos(left);
                 }
                 return active;
+            } finally {
+                activeLock.unlock();
             }
         }
 
         @Override
         public boolean isActive() {
-            synchronized (activeLock) {
+            activeLock.lock();
+            try {
                 return active;
+            } finally {
+                activeLock.unlock();
             }
         }
 
         @Override
         protected void closed() {
-            synchronized (activeLock) {
+            activeLock.lock();
+            try {
                 active = false;
-                activeLock.notifyAll();
+                activeChanged.signalAll();
+            } finally {
+                activeLock.unlock();
             }
         }
     }

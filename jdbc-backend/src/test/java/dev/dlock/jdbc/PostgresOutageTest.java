@@ -2,6 +2,7 @@ package dev.dlock.jdbc;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -13,6 +14,8 @@ import org.slf4j.LoggerFactory;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockManager;
+import dev.dlock.core.spi.ReleaseNotices;
+import dev.dlock.testkit.ThreadWaits;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -95,6 +98,40 @@ class PostgresOutageTest {
         assertFailsWithinTheBound("crashed");
         postgres.launch();
         assertThat(worksAgainWithin(Duration.ofSeconds(30))).as("a call works again once the server is back").isTrue();
+    }
+
+    /**
+     * A waiter whose key's notices cannot come up while the server is stopped waits on a {@code java.util.concurrent}
+     * condition, holding no monitor (a monitor wait pins a virtual thread to its carrier on JDK 21 to 23), and hears
+     * its channel come up once the server runs again.
+     */
+    @Test
+    void aWaiterForNoticesWhileTheServerIsStoppedHoldsNoMonitor() throws Exception {
+        ReleaseNotices notices = backend.capabilities().releaseNotices().orElseThrow();
+        try (ReleaseNotices.Subscription warm = notices.subscribe("warm", () -> { })) {
+            assertThat(warm.awaitActive(Duration.ofSeconds(30))).as("the notice connection listens").isTrue();
+            AtomicReference<Boolean> cameUp = new AtomicReference<>();
+            ReleaseNotices.Subscription late;
+            Thread waiter;
+            postgres.signalAll("STOP");
+            try {
+                late = notices.subscribe("late", () -> { });
+                waiter = new Thread(() -> {
+                    try {
+                        cameUp.set(late.awaitActive(Duration.ofSeconds(120)));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "waiting-for-its-channel");
+                waiter.start();
+                ThreadWaits.assertWaitsHoldingNoMonitor(ThreadWaits.awaitTimedWaiting(waiter, Duration.ofSeconds(30)));
+            } finally {
+                postgres.signalAll("CONT");
+            }
+            waiter.join(TimeUnit.SECONDS.toMillis(120));
+            assertThat(cameUp.get()).as("the channel came up once the server ran again").isTrue();
+            late.close();
+        }
     }
 
     /** A call just before the fault, so the pool hands out a connection it does not validate first. */

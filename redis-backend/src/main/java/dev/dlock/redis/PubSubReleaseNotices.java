@@ -7,6 +7,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 import org.slf4j.Logger;
@@ -34,6 +36,13 @@ final class PubSubReleaseNotices implements ReleaseNotices {
     private final KeyListeners<ListenerSubscription> listeners =
             new KeyListeners<>(monitor, this::firstListenerArrived, this::lastListenerLeft);
     private volatile boolean closed;
+    /**
+     * Wakes callers waiting for a channel to come up ({@code awaitActive}): a lock of its own, not the monitor, so a
+     * waiting caller holds no monitor (waiting on one pins a virtual thread to its carrier on JDK 21 to 23). Signalled
+     * after the state it reports changed, never while the monitor is held.
+     */
+    private final ReentrantLock activationLock = new ReentrantLock();
+    private final Condition activationChanged = activationLock.newCondition();
     private final PubSubTransport transport;
 
     /** Notices for the release channels of {@code keys}, carried by the transport {@code transportFactory} builds for them. */
@@ -92,9 +101,10 @@ final class PubSubReleaseNotices implements ReleaseNotices {
             for (Channel channel : channels.values()) {
                 channel.active = false;
             }
-            // Wakes waiters and the transport's threads sleeping a backoff: closing never waits for one to end.
+            // Wakes the transport's threads sleeping a backoff: closing never waits for one to end.
             monitor.notifyAll();
         }
+        signalActivationChanged();
         transport.close();
     }
 
@@ -145,6 +155,7 @@ final class PubSubReleaseNotices implements ReleaseNotices {
             channel.missedNotices = false;
             monitor.notifyAll();
         }
+        signalActivationChanged();
         if (missed) {
             listeners.wake(name, "reconnect");
         }
@@ -207,6 +218,15 @@ final class PubSubReleaseNotices implements ReleaseNotices {
         }
     }
 
+    private void signalActivationChanged() {
+        activationLock.lock();
+        try {
+            activationChanged.signalAll();
+        } finally {
+            activationLock.unlock();
+        }
+    }
+
     /** The local state of one wanted release channel: whether the server confirmed it. */
     private static final class Channel {
         volatile boolean active;
@@ -226,15 +246,18 @@ final class PubSubReleaseNotices implements ReleaseNotices {
         @Override
         public boolean awaitActive(Duration timeout) throws InterruptedException {
             long deadline = System.nanoTime() + timeout.toNanos();
-            synchronized (monitor) {
+            activationLock.lock();
+            try {
                 while (!isActive()) {
                     long remainingNanos = deadline - System.nanoTime();
                     if (isClosed() || PubSubReleaseNotices.this.closed || remainingNanos <= 0) {
                         return false;
                     }
-                    TimeUnit.NANOSECONDS.timedWait(monitor, remainingNanos);
+                    activationChanged.awaitNanos(remainingNanos);
                 }
                 return true;
+            } finally {
+                activationLock.unlock();
             }
         }
 
@@ -245,9 +268,7 @@ final class PubSubReleaseNotices implements ReleaseNotices {
 
         @Override
         protected void closed() {
-            synchronized (monitor) {
-                monitor.notifyAll();
-            }
+            signalActivationChanged();
         }
     }
 }

@@ -4,7 +4,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
@@ -26,6 +27,12 @@ final class RedlockFanOut<T> {
     private final List<Answer<T>> answers;
     private final boolean[] started;
     private final List<Consumer<Answer<T>>> lateHandlers;
+    /**
+     * Guards the answers and the closing; a lock, not a monitor, because the caller waits on it for the masters (a
+     * monitor wait pins a virtual thread to its carrier on JDK 21 to 23).
+     */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition answered = lock.newCondition();
     private boolean closed;
     private boolean skipQueued;
 
@@ -51,11 +58,14 @@ final class RedlockFanOut<T> {
     }
 
     private void run(int target) {
-        synchronized (this) {
+        lock.lock();
+        try {
             if (closed && skipQueued) {
                 return;
             }
             started[target] = true;
+        } finally {
+            lock.unlock();
         }
         Answer<T> answer;
         try {
@@ -68,13 +78,16 @@ final class RedlockFanOut<T> {
 
     private void answer(int target, Answer<T> answer) {
         Consumer<Answer<T>> lateHandler;
-        synchronized (this) {
+        lock.lock();
+        try {
             if (!closed) {
                 answers.set(target, answer);
-                notifyAll();
+                answered.signalAll();
                 return;
             }
             lateHandler = lateHandlers.get(target);
+        } finally {
+            lock.unlock();
         }
         if (lateHandler != null) {
             lateHandler.accept(answer);
@@ -82,14 +95,19 @@ final class RedlockFanOut<T> {
     }
 
     /** Waits until every target answered, {@code decided} holds, or the deadline passed. */
-    synchronized View<T> await(Predicate<View<T>> decided, long deadlineNanos) throws InterruptedException {
-        while (true) {
-            View<T> view = new View<>(new ArrayList<>(answers));
-            long remaining = deadlineNanos - System.nanoTime();
-            if (view.pending() == 0 || decided.test(view) || remaining <= 0) {
-                return view;
+    View<T> await(Predicate<View<T>> decided, long deadlineNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            while (true) {
+                View<T> view = new View<>(new ArrayList<>(answers));
+                long remaining = deadlineNanos - System.nanoTime();
+                if (view.pending() == 0 || decided.test(view) || remaining <= 0) {
+                    return view;
+                }
+                answered.awaitNanos(remaining);
             }
-            TimeUnit.NANOSECONDS.timedWait(this, remaining);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -116,22 +134,27 @@ final class RedlockFanOut<T> {
      * to {@code lateHandlerFor.apply(target)} (asked here, under this fan-out's lock); returns the
      * answers so far.
      */
-    synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor) {
+    View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor) {
         return close(lateHandlerFor, true);
     }
 
     /** {@link #close(IntFunction)}; with {@code skipQueued} false, calls not started yet still run later, unheard. */
-    synchronized View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor, boolean skipQueued) {
-        if (!closed) {
-            closed = true;
-            this.skipQueued = skipQueued;
-            for (int i = 0; i < targets.size(); i++) {
-                if (lateHandlerFor != null && started[i] && answers.get(i) == null) {
-                    lateHandlers.set(i, lateHandlerFor.apply(i));
+    View<T> close(IntFunction<Consumer<Answer<T>>> lateHandlerFor, boolean skipQueued) {
+        lock.lock();
+        try {
+            if (!closed) {
+                closed = true;
+                this.skipQueued = skipQueued;
+                for (int i = 0; i < targets.size(); i++) {
+                    if (lateHandlerFor != null && started[i] && answers.get(i) == null) {
+                        lateHandlers.set(i, lateHandlerFor.apply(i));
+                    }
                 }
             }
+            return new View<>(new ArrayList<>(answers));
+        } finally {
+            lock.unlock();
         }
-        return new View<>(new ArrayList<>(answers));
     }
 
     /** One master's answer, or why there is none. */

@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.ReleaseNotices.Subscription;
+import dev.dlock.testkit.ThreadWaits;
 import dev.dlock.testkit.redis.RedisServerProcess;
 
 import redis.clients.jedis.Jedis;
@@ -202,6 +204,34 @@ class RedisReleaseNoticesTest {
             server.restart();
             assertThat(late.awaitActive(BOUND)).isTrue();
             assertThat(warm.awaitActive(BOUND)).isTrue();
+            late.close();
+        }
+    }
+
+    @Test
+    void aCallerWaitingForItsChannelToComeUpHoldsNoMonitor() throws Exception {
+        // A monitor wait pins a virtual thread to its carrier on JDK 21 to 23, for as long as the channel takes (up
+        // to a waiter's whole subscribe wait while the server does not answer); a j.u.c. condition does not.
+        try (Subscription warm = notices.subscribe("warm", () -> { })) {
+            assertThat(warm.awaitActive(BOUND)).isTrue();
+            AtomicReference<Boolean> cameUp = new AtomicReference<>();
+            Subscription late;
+            Thread waiter;
+            try (RedisServerProcess.Stall stall = server.stall()) {
+                // The SUBSCRIBE reaches the stopped server's socket and waits there for an answer.
+                late = notices.subscribe("late", () -> { });
+                waiter = new Thread(() -> {
+                    try {
+                        cameUp.set(late.awaitActive(Duration.ofSeconds(60)));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, "waiting-for-its-channel");
+                waiter.start();
+                ThreadWaits.assertWaitsHoldingNoMonitor(ThreadWaits.awaitTimedWaiting(waiter, BOUND));
+            }
+            waiter.join(BOUND.toMillis());
+            assertThat(cameUp.get()).as("the channel came up once the server ran again").isTrue();
             late.close();
         }
     }

@@ -3,6 +3,7 @@ package dev.dlock.redis;
 import dev.dlock.core.LockKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.management.ThreadInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,6 +30,7 @@ import dev.dlock.core.LockManager;
 import dev.dlock.core.LockState;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
+import dev.dlock.testkit.ThreadWaits;
 import dev.dlock.testkit.redis.RedisServerProcess;
 import dev.dlock.testkit.redis.RespProxy;
 
@@ -187,6 +189,49 @@ class RedlockFaultTest {
             awaitFreeOnEveryMaster(key);
             outcome.assertNotAcquiredAndInterrupted();
         }
+    }
+
+    /**
+     * A caller waiting for the stalled masters waits on a {@code java.util.concurrent} condition, holding no monitor: a
+     * monitor wait pins a virtual thread to its carrier on JDK 21 to 23, here for up to the operation timeout.
+     */
+    @Test
+    void aCallerWaitingForStalledMastersHoldsNoMonitor() throws Exception {
+        String key = "waiting-stalled";
+        for (int i = 0; i < 3; i++) {
+            masters.get(i).suspend();
+        }
+        AtomicReference<ThreadInfo> waiting = new AtomicReference<>();
+        try (RedlockBackend backend = RedlockBackend.builder(clients).build()) {
+            Outcome outcome = interruptWhileAcquiring(backend, key, () -> holds(3, key, "interrupted") && holds(4, key, "interrupted")
+                    && waitingForTheQuorum("interrupted-acquirer", waiting));
+            for (int i = 0; i < 3; i++) {
+                masters.get(i).resume();
+            }
+            awaitFreeOnEveryMaster(key);
+            outcome.assertNotAcquiredAndInterrupted();
+        }
+        ThreadWaits.assertWaitsHoldingNoMonitor(waiting.get());
+    }
+
+    /** True once the thread named {@code name} waits in the fan-out for the masters' answers; its state into {@code info}. */
+    private static boolean waitingForTheQuorum(String name, AtomicReference<ThreadInfo> info) {
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (!thread.getName().equals(name)) {
+                continue;
+            }
+            ThreadInfo state = ThreadWaits.info(thread);
+            if (!ThreadWaits.isTimedWaiting(state)) {
+                return false;
+            }
+            for (StackTraceElement frame : state.getStackTrace()) {
+                if (frame.getClassName().equals(RedlockFanOut.class.getName()) && frame.getMethodName().equals("await")) {
+                    info.set(state);
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Through the engine: an interrupted wait on Redlock ends as INTERRUPTED, keeps the flag, and leaves nothing locked. */

@@ -39,7 +39,7 @@ final class PubSubReleaseNotices implements ReleaseNotices {
     /**
      * Wakes callers waiting for a channel to come up ({@code awaitActive}): a lock of its own, not the monitor, so a
      * waiting caller holds no monitor (waiting on one pins a virtual thread to its carrier on JDK 21 to 23). Signalled
-     * after the state it reports changed, never while the monitor is held.
+     * after the state it reports changed; where both are held, it is taken after the monitor, never before.
      */
     private final ReentrantLock activationLock = new ReentrantLock();
     private final Condition activationChanged = activationLock.newCondition();

@@ -2,7 +2,7 @@ package dev.dlock.jdbc;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.FutureTask;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -110,26 +110,19 @@ class PostgresOutageTest {
         ReleaseNotices notices = backend.capabilities().releaseNotices().orElseThrow();
         try (ReleaseNotices.Subscription warm = notices.subscribe("warm", () -> { })) {
             assertThat(warm.awaitActive(Duration.ofSeconds(30))).as("the notice connection listens").isTrue();
-            AtomicReference<Boolean> cameUp = new AtomicReference<>();
             ReleaseNotices.Subscription late;
-            Thread waiter;
+            FutureTask<Boolean> cameUp;
             postgres.signalAll("STOP");
             try {
                 late = notices.subscribe("late", () -> { });
-                waiter = new Thread(() -> {
-                    try {
-                        cameUp.set(late.awaitActive(Duration.ofSeconds(120)));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }, "waiting-for-its-channel");
+                cameUp = new FutureTask<>(() -> late.awaitActive(Duration.ofSeconds(120)));
+                Thread waiter = new Thread(cameUp, "waiting-for-its-channel");
                 waiter.start();
                 ThreadWaits.assertWaitsHoldingNoMonitor(ThreadWaits.awaitTimedWaiting(waiter, Duration.ofSeconds(30)));
             } finally {
                 postgres.signalAll("CONT");
             }
-            waiter.join(TimeUnit.SECONDS.toMillis(120));
-            assertThat(cameUp.get()).as("the channel came up once the server ran again").isTrue();
+            assertThat(cameUp.get(120, TimeUnit.SECONDS)).as("the channel came up once the server ran again").isTrue();
             late.close();
         }
     }

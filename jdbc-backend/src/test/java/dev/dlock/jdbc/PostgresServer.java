@@ -102,12 +102,7 @@ public final class PostgresServer implements AutoCloseable {
      * children, so that the connections already open stop answering too, or answer again.
      */
     public void signalAll(String signal) {
-        long postmaster;
-        try {
-            postmaster = Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the postmaster's pid", e);
-        }
+        long postmaster = postmasterPid();
         ProcessHandle.of(postmaster).ifPresent(process -> {
             List<Long> pids = new ArrayList<>(process.descendants().map(ProcessHandle::pid).toList());
             pids.add(0, postmaster);
@@ -136,10 +131,29 @@ public final class PostgresServer implements AutoCloseable {
     private void stopQuietly() {
         try {
             if (Files.exists(data.resolve("postmaster.pid"))) {
+                // A server a failed test left stopped (SIGSTOP) would see pg_ctl's signal only after its wait ran out.
+                resumeQuietly();
                 pgCtl("-m", "fast", "stop");
             }
         } catch (RuntimeException e) {
             log.warn("Stopping PostgreSQL on port {} failed: {}", port, e.toString());
+        }
+    }
+
+    /** The postmaster's process id, from its pid file. */
+    long postmasterPid() {
+        try {
+            return Long.parseLong(Files.readAllLines(data.resolve("postmaster.pid")).get(0).strip());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the postmaster's pid", e);
+        }
+    }
+
+    private void resumeQuietly() {
+        try {
+            signalAll("CONT");
+        } catch (RuntimeException e) {
+            log.warn("Resuming PostgreSQL on port {} before stopping it failed: {}", port, e.toString());
         }
     }
 

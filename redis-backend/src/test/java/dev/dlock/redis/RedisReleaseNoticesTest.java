@@ -10,9 +10,9 @@ import java.util.Map;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -214,24 +214,17 @@ class RedisReleaseNoticesTest {
         // to a waiter's whole subscribe wait while the server does not answer); a j.u.c. condition does not.
         try (Subscription warm = notices.subscribe("warm", () -> { })) {
             assertThat(warm.awaitActive(BOUND)).isTrue();
-            AtomicReference<Boolean> cameUp = new AtomicReference<>();
             Subscription late;
-            Thread waiter;
+            FutureTask<Boolean> cameUp;
             try (RedisServerProcess.Stall stall = server.stall()) {
                 // The SUBSCRIBE reaches the stopped server's socket and waits there for an answer.
                 late = notices.subscribe("late", () -> { });
-                waiter = new Thread(() -> {
-                    try {
-                        cameUp.set(late.awaitActive(Duration.ofSeconds(60)));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }, "waiting-for-its-channel");
+                cameUp = new FutureTask<>(() -> late.awaitActive(Duration.ofSeconds(60)));
+                Thread waiter = new Thread(cameUp, "waiting-for-its-channel");
                 waiter.start();
                 ThreadWaits.assertWaitsHoldingNoMonitor(ThreadWaits.awaitTimedWaiting(waiter, BOUND));
             }
-            waiter.join(BOUND.toMillis());
-            assertThat(cameUp.get()).as("the channel came up once the server ran again").isTrue();
+            assertThat(cameUp.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the channel came up once the server ran again").isTrue();
             late.close();
         }
     }

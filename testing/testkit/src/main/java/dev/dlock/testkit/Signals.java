@@ -73,7 +73,8 @@ public final class Signals {
         }
     }
 
-    private static char state(Path stat) {
+    /** The state letter of a process or thread, from {@code /proc/<pid>/stat} ({@code R}, {@code S}, {@code T}, {@code Z} ...). */
+    static char state(Path stat) {
         try {
             String line = Files.readString(stat);
             // The state follows the command name, which is in parentheses and may itself hold spaces or ')'.

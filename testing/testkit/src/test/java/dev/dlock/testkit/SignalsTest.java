@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
@@ -40,12 +39,8 @@ class SignalsTest {
     private static void awaitZombie(long pid) throws Exception {
         Path stat = Path.of("/proc", Long.toString(pid), "stat");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            String line = Files.readString(stat);
-            if (line.charAt(line.lastIndexOf(')') + 2) == 'Z') {
-                return;
-            }
-            assertThat(System.nanoTime()).as("process %d became a zombie within 30 s: %s", pid, line).isLessThan(deadline);
+        while (Signals.state(stat) != 'Z') {
+            assertThat(System.nanoTime()).as("process %d became a zombie within 30 s", pid).isLessThan(deadline);
             Thread.sleep(20);
         }
     }

@@ -213,7 +213,7 @@ public final class RedisSentinelSetup implements AutoCloseable {
         }
         for (RedisServerProcess node : dataNodes) {
             String info = replicationInfo(node);
-            if (node != master && !(info.contains("master_port:" + master.port() + " ") && info.contains("master_link_status:up"))) {
+            if (node != master && !(replicates(info, master) && info.contains("master_link_status:up"))) {
                 return "replica " + node.uri() + " not linked to " + master.uri() + ": " + info;
             }
         }
@@ -232,16 +232,21 @@ public final class RedisSentinelSetup implements AutoCloseable {
         for (RedisServerProcess node : dataNodes) {
             try (Jedis admin = node.admin()) {
                 if (node == master) {
-                    if (!replicationInfo(node).contains("role:master")) {
+                    if (!isMaster(node)) {
                         admin.replicaofNoOne();
                     }
-                } else if (!replicationInfo(node).contains("master_port:" + master.port() + " ")) {
+                } else if (!replicates(replicationInfo(node), master)) {
                     admin.replicaof(master.host(), master.port());
                 }
             } catch (JedisException e) {
                 log.info("Could not set the role of {} yet: {}", node.uri(), e.toString());
             }
         }
+    }
+
+    /** Whether {@code replicationInfo} (of {@link #replicationInfo}) names {@code master} as the node's master. */
+    private static boolean replicates(String replicationInfo, RedisServerProcess master) {
+        return replicationInfo.contains("master_port:" + master.port() + " ");
     }
 
     private static String replicationInfo(RedisServerProcess node) {

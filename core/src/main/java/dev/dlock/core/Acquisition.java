@@ -159,6 +159,10 @@ final class Acquisition {
         if (abortFailed[0] != null) {
             throw abortFailed[0];
         }
+        if (turn.refusal() != null) {
+            // A waiter the manager's close woke fails as every acquisition still waiting at close does.
+            manager.refuseIfClosed(key);
+        }
         return turn.refusal() != null ? new Refused(turn.refusal()) : AGAIN;
     }
 
@@ -195,22 +199,32 @@ final class Acquisition {
             return new Wait(heldBack, Long.MAX_VALUE);
         }
         long noticesSeen = gate.notices.noticeCount();
-        manager.losses.expectGrant(owner);
-        long sentAt = System.nanoTime();
-        long storeLeaseMillis = storeLeaseMillis();
+        // Counted until the grant is recorded or given back, so that close() waits for it and no grant is left behind.
+        if (!manager.grantStarting()) {
+            manager.refuseIfClosed(key);
+        }
         AcquireResult result;
         try {
-            // A holder that reads its token has the store issue it in this call (no round trip of its own later).
-            result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis, request.readsFencingToken());
-        } catch (LockBackendException e) {
-            // The command may still land after the client gave up, and take the key for nobody: its owner is released
-            // again until that cannot be. The acquisition ends here, so the owner is never used for another attempt.
-            manager.unknownAttempts.add(request.kind(), key, owner, storeLeaseMillis);
-            throw e;
-        }
-        if (result instanceof AcquireResult.Acquired acquired) {
-            Step step = held(acquired.fencingToken(), sentAt, 0);
-            return step == AGAIN && deadline - System.nanoTime() <= 0 ? new Refused(LockNotAcquiredException.Reason.TIMEOUT) : step;
+            manager.losses.expectGrant(owner);
+            long sentAt = System.nanoTime();
+            long storeLeaseMillis = storeLeaseMillis();
+            try {
+                // A holder that reads its token has the store issue it in this call (no round trip of its own later).
+                result = manager.backend().tryAcquire(request.kind(), key, owner, storeLeaseMillis, request.readsFencingToken());
+            } catch (LockBackendException e) {
+                // The command may still land after the client gave up, and take the key for nobody: its owner is
+                // released again until that cannot be, first about as long after as the call took (a late command
+                // lands within about the client's timeout). The acquisition ends here, so the owner is never used again.
+                manager.unknownAttempts.add(request.kind(), key, owner, storeLeaseMillis, System.nanoTime() - sentAt);
+                throw e;
+            }
+            if (result instanceof AcquireResult.Acquired acquired) {
+                refuseGrantAfterClose(acquired.fencingToken());
+                Step step = held(acquired.fencingToken(), sentAt, 0);
+                return step == AGAIN && deadline - System.nanoTime() <= 0 ? new Refused(LockNotAcquiredException.Reason.TIMEOUT) : step;
+            }
+        } finally {
+            manager.grantSettled();
         }
         if (Thread.currentThread().isInterrupted()) {
             // The store call saw the interrupt (a fan-out gives up and releases what it took).
@@ -233,6 +247,18 @@ final class Acquisition {
         // Fair waiters of one JVM all wait in the store at once: with w waiters ahead the turn comes after w + 1
         // releases; one fewer in case a release came between reading the count and the store's answer.
         return new Wait(pause, noticesSeen + (takesTurn ? 1 : Math.max(1, held.waitersAhead())));
+    }
+
+    /**
+     * A grant that came back after the manager began to close is given back, and the acquisition fails as every
+     * acquisition still waiting at close does: nobody would be left to release it once {@code close()} returned.
+     */
+    private void refuseGrantAfterClose(long fencingToken) {
+        if (manager.isClosed()) {
+            // The owner is withdrawn by giveUp(), as for any acquisition that ends without the key.
+            giveBack(owner, fencingToken);
+            manager.refuseIfClosed(key);
+        }
     }
 
     /** Ends an acquisition that took the key: the listener is told, and the holder gets its handle. */
@@ -260,7 +286,13 @@ final class Acquisition {
         }
         LocalTurn.HandOff handOff = handedOver;
         handedOver = null;
-        Step step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
+        Step step;
+        try {
+            step = held(handOff.fencingToken(), handOff.sentAtNanos(), handOff.streak());
+        } finally {
+            // The releasing holder counted the hand-off as a grant under way: it is recorded or given back now.
+            manager.grantSettled();
+        }
         if (step == AGAIN) {
             owner = null;
         }
@@ -276,6 +308,7 @@ final class Acquisition {
         if (handedOver != null) {
             giveBack(handedOver.owner(), handedOver.fencingToken());
             handedOver = null;
+            manager.grantSettled();
         }
         if (owner != null) {
             withdrawQuietly(owner);

@@ -45,6 +45,17 @@ final class KeyGates {
         }
     }
 
+    /**
+     * The manager closes: every thread waiting in a gate, for the turn or between store attempts, wakes and fails now
+     * instead of at its deadline or the end of the grace period.
+     */
+    void refuseWaiters() {
+        for (KeyGate gate : gates.values()) {
+            gate.turn.wakeWaiters();
+            gate.notices.wakeWaiters();
+        }
+    }
+
     /** The exclusive lease (exclusive, fair or write) this JVM holds on {@code key} in {@code family}; null when none. */
     Lease exclusiveHolder(LockKind.Family family, String key) {
         KeyGate gate = gates.get(new GateKey(family, key));

@@ -91,6 +91,14 @@ final class KeyNotices {
         }
     }
 
+    /**
+     * Wakes every thread waiting between store attempts, as a release notice would: the manager closes, and each one's
+     * next attempt fails at once.
+     */
+    void wakeWaiters() {
+        countNotice();
+    }
+
     /** How many release notices arrived so far; read before a store attempt, for {@link #awaitNotices}. */
     long noticeCount() {
         return noticeCount;

@@ -147,6 +147,11 @@ final class Lease {
         return current == LockState.LOST || current == LockState.HELD && !surelyLive(nowNanos);
     }
 
+    /** Why a watched lease whose expiry passed with no renewal confirmed is lost. */
+    String unconfirmedRenewalReason() {
+        return "no renewal was confirmed before the lease of " + leaseMillis + " ms ran out: the store did not answer in time";
+    }
+
     long renewalIntervalNanos() {
         return TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3;
     }

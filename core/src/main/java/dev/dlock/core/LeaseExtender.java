@@ -116,6 +116,7 @@ final class LeaseExtender {
             result = repeated(lease, term);
         } catch (LockBackendException e) {
             lease.termUnsure(term);
+            termEndChanged(lease);
             if (lease.recordedState() != LockState.HELD) {
                 // Lost meanwhile (the manager's shutdown): its release may have missed the new term's owner.
                 lease.manager.unknownAttempts.add(lease.kind, lease.key, term.owner(), term.leaseMillis());
@@ -126,6 +127,7 @@ final class LeaseExtender {
         }
         if (result == RenewalResult.RENEWED) {
             if (lease.newTerm(term)) {
+                termEndChanged(lease);
                 return;
             }
             // Lost meanwhile (the manager's shutdown, an operator's forced release): the new term is nobody's.
@@ -142,6 +144,16 @@ final class LeaseExtender {
                     : "the key had expired or was deleted in the store when the lease was extended", false);
         }
         throw new LockLostException(lease.lockName, lease.key, lease.lostReason);
+    }
+
+    /**
+     * The lease's end moved (a shorter term, or one in doubt): this JVM's first waiter for the key, asleep until the old
+     * end, looks again, so that the local turn ends with the new term as it does in the store.
+     */
+    private static void termEndChanged(Lease lease) {
+        if (lease.hasTurn()) {
+            lease.gate.turn.turnHolderSet();
+        }
     }
 
     /**

@@ -55,13 +55,20 @@ final class LeaseLosses {
      * watchdog), from this thread otherwise (the holder's own call, a forced release, the shutdown).
      */
     void reportLost(Lease lease, boolean byRenewal) {
+        reportLost(lease, byRenewal, byRenewal);
+    }
+
+    /** {@link #reportLost(Lease, boolean)}, from the events thread when {@code offThread} (a store's thread found it). */
+    private void reportLost(Lease lease, boolean byRenewal, boolean offThread) {
         manager.releases.endTurn(lease);
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
         LockListener listener = manager.listener;
         String reason = lease.lostReason;
-        if (byRenewal) {
+        if (offThread) {
             manager.backgroundEvents.tell(() -> {
-                listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+                if (byRenewal) {
+                    listener.onRenewal(lease.lockName, lease.key, LockListener.RenewalOutcome.LOST);
+                }
                 // The holder's release may have told it already, so as to tell it before onReleased.
                 if (lease.claimLossReport()) {
                     listener.onLeaseLost(lease.events, reason);
@@ -96,6 +103,26 @@ final class LeaseLosses {
             String reported = acquiringOwners.remove(lease.owner);
             if (reported != null && !reported.equals(NO_LOSS)) {
                 leaseLost(lease, reported);
+            }
+        }
+    }
+
+    /**
+     * The store says a forced release (ordered by any JVM) removed {@code owner} from {@code key}: a lease of this
+     * manager that it held is lost now, its turn goes to the JVM's next waiter, and the log and the listeners are told
+     * (from the events thread: this is the store's thread, or another manager's caller). A forced release ordered
+     * through this manager is left to it ({@link LockAdmin}), which tells on its caller's thread.
+     */
+    void forcedInStore(String key, String owner) {
+        if (manager.admin().forcingOnThisThread()) {
+            return;
+        }
+        for (Lease lease : manager.gates.of(key)) {
+            if (lease.ownedBy(owner) && lease.markLost(ForcedReleases.reason(owner, ForcedReleases.REASON))) {
+                if (lease.watched) {
+                    manager.watchedLeases.decrementAndGet();
+                }
+                reportLost(lease, false, true);
             }
         }
     }

@@ -67,11 +67,15 @@ final class LeaseRelease {
         // Whether the holder's section ended inside its lease: a release that then cannot reach the store leaves
         // only the key's fate unknown, not the section's.
         boolean liveAtRelease = lease.surelyLive(System.nanoTime());
+        // A watched lease whose expiry passed with no renewal confirmed is lost, as the watchdog reports it at that
+        // expiry: known lost like one it reported, whichever of the two comes first (a heartbeat's release, say).
+        String unconfirmed = before == LockState.HELD && lease.watched && !liveAtRelease ? lease.unconfirmedRenewalReason() : null;
+        boolean knownLost = before == LockState.LOST || unconfirmed != null;
         // The turn is ours to pass on or give back unless the lease's end gave it back already (lost, or run out while
         // others waited): then the next waiter has it, and asks the store like anyone.
         boolean turnOurs = lease.giveBackTurn();
-        boolean passable = turnOurs && before == LockState.HELD;
-        LocalTurn.Waiter successor = passable && mayHandOff(lease) ? lease.gate.turn.reserveSuccessor(successorSpinNanos()) : null;
+        boolean passable = turnOurs && !knownLost;
+        LocalTurn.Waiter successor = passable && mayHandOff(lease) ? reserveCountedSuccessor(lease) : null;
         // The streak is over because another owner waits: the key is freed for it, and this JVM holds back a moment.
         boolean streakEnded = passable && lease.handOffStreak >= LockManager.MAX_LOCAL_HAND_OFFS;
         LocalTurn.HandOff handedOver = null;
@@ -81,33 +85,45 @@ final class LeaseRelease {
         String lostBecause;
         boolean interruptedBefore = putInterruptAside();
         try {
-            if (successor != null) {
-                String nextOwner = manager.ownerTokens.next(successor.holder);
-                // Null when the store call failed: the key is then released the usual way, and the successor asks for it.
-                handedOver = handOffInStore(lease, successor, nextOwner);
-                if (handedOver == LocalTurn.HandOff.NOT_HELD) {
-                    result = ReleaseResult.NOT_OWNER;
-                    handedOver = null;
-                } else if (handedOver != null) {
-                    result = ReleaseResult.RELEASED;
-                } else {
-                    unknownHandOff = nextOwner;
+            try {
+                if (successor != null) {
+                    String nextOwner = manager.ownerTokens.next(successor.holder);
+                    // Null when the store call failed: the key is then released the usual way, and the successor asks.
+                    handedOver = handOffInStore(lease, successor, nextOwner);
+                    if (handedOver == LocalTurn.HandOff.NOT_HELD) {
+                        result = ReleaseResult.NOT_OWNER;
+                        handedOver = null;
+                    } else if (handedOver != null) {
+                        result = ReleaseResult.RELEASED;
+                    } else {
+                        unknownHandOff = nextOwner;
+                    }
                 }
+                if (result == null && knownLost) {
+                    // Known lost: its holder is told at once, and the release, in case the store still holds the key
+                    // for it, goes on in the background instead of waiting for a store that may be down.
+                    releaseLostInBackground(lease);
+                } else if (result == null) {
+                    result = releaseInStore(lease);
+                }
+            } catch (LockBackendException e) {
+                unknownOutcome = e;
             }
-            // A lease the manager's shutdown freed was released in the store by it: nothing more is sent.
-            if (result == null && !manager.freedAtShutdown(lease)) {
-                result = releaseInStore(lease);
-            }
+            // Whatever the usual release answered: a hand-off that landed after all holds the key for the successor's
+            // owner, whom nobody else will release.
             if (unknownHandOff != null && releaseUnknownHandOff(lease, unknownHandOff, successor.leaseMillis)) {
                 result = ReleaseResult.RELEASED;
+                unknownOutcome = null;
             }
-        } catch (LockBackendException e) {
-            unknownOutcome = e;
         } finally {
             KeyGate gate = lease.gate;
             gate.holders.remove(lease);
             if (successor != null) {
                 gate.turn.handOver(successor, handedOver);
+                if (handedOver == null) {
+                    // Nothing was passed on: the successor asks the store itself, counted on its own.
+                    manager.grantSettled();
+                }
             } else if (turnOurs) {
                 if (streakEnded && result == ReleaseResult.RELEASED) {
                     gate.turn.holdBack(System.nanoTime() + manager.holdBackAfterStreakNanos);
@@ -117,8 +133,10 @@ final class LeaseRelease {
             manager.leaveGate(lease.kind, lease.key, gate);
             // A loss found now is reported before the release, the acquisition's last event: a listener that ends
             // what the acquisition started (a span) still has it open.
-            lostBecause = lostAtRelease(lease, before, result, unknownOutcome, liveAtRelease);
+            lostBecause = unconfirmed != null ? unconfirmed : lostAtRelease(lease, before, result, unknownOutcome, liveAtRelease);
             if (lostBecause != null && before != LockState.LOST) {
+                // Found by this release: logged here, once, as a loss is wherever it is found (LeaseLosses.reportLost).
+                log.warn("dlock lease lost: {}: {}", lease, lostBecause);
                 manager.listener.onLeaseLost(lease.events, lostBecause);
             } else if (before == LockState.LOST && lease.claimLossReport()) {
                 // Found by a renewal or the store's session, and still on its way from the events thread.
@@ -135,7 +153,8 @@ final class LeaseRelease {
             if (leaseLostPolicy == LeaseLostPolicy.THROW) {
                 throw lost;
             }
-            log.warn("{}", lost.getMessage());
+            // Logged at WARN once already, when the loss was found.
+            log.debug("{}", lost.getMessage());
         }
         if (unknownOutcome != null) {
             throw unknownOutcome;
@@ -241,6 +260,21 @@ final class LeaseRelease {
     }
 
     /**
+     * The next local waiter, reserved for a hand-off that counts as a grant under way ({@code close()} waits for it)
+     * until the successor records or gives back the key; null when nobody waits or the manager is closing.
+     */
+    private LocalTurn.Waiter reserveCountedSuccessor(Lease lease) {
+        if (!manager.grantStarting()) {
+            return null;
+        }
+        LocalTurn.Waiter successor = lease.gate.turn.reserveSuccessor(successorSpinNanos());
+        if (successor == null) {
+            manager.grantSettled();
+        }
+        return successor;
+    }
+
+    /**
      * How long the successor spins for a hand-off's answer: twice the recent hand-off call, when calls are fast enough
      * ({@link #SPIN_FOR_CALLS_UP_TO_NANOS}) that the wake-up the spin saves (tens of µs) is a real part of the call;
      * 0 before the first call and for a slower store (the successor then sleeps until woken with the answer).
@@ -254,6 +288,21 @@ final class LeaseRelease {
     void handOffCallTook(long nanos) {
         long average = handOffCallNanos;
         handOffCallNanos = average == 0 ? Math.max(1, nanos) : Math.max(1, average + (nanos - average) / 8);
+    }
+
+    /**
+     * Queues the release of a lease already reported lost (and of an extension's term whose outcome stayed unknown) to
+     * be sent in the background, unless the manager's shutdown released it in the store already.
+     */
+    private void releaseLostInBackground(Lease lease) {
+        if (manager.freedAtShutdown(lease)) {
+            return;
+        }
+        manager.unknownAttempts.releaseLost(lease.kind, lease.key, lease.owner, lease.leaseMillis);
+        Lease.Term unsure = lease.pending;
+        if (unsure != null) {
+            manager.unknownAttempts.add(lease.kind, lease.key, unsure.owner(), unsure.leaseMillis());
+        }
     }
 
     /**

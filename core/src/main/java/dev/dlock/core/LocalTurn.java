@@ -92,6 +92,8 @@ final class LocalTurn {
         Runnable onFirstOrHolderChanged;
         /** Taken out of the queue by a releasing holder that is handing the key over; answered by {@link #handOver}. */
         boolean reserved;
+        /** Set by {@link #wakeWaiters}: the manager closes, and this thread leaves the queue. */
+        boolean closing;
         boolean granted;
         HandOff handOff;
         /** Set with the answer by {@link #handOver}: a reserved thread spinning for it reads it without the turn lock. */
@@ -138,7 +140,10 @@ final class LocalTurn {
                         taken = true;
                         return Turn.OURS;
                     }
-                    if (abortIf != null && abortRequested(abortIf)) {
+                    if (me.closing) {
+                        // The manager closes: the caller turns this into its "closed" failure.
+                        refusal = LockNotAcquiredException.Reason.ABORTED;
+                    } else if (abortIf != null && abortRequested(abortIf)) {
                         refusal = LockNotAcquiredException.Reason.ABORTED;
                     } else if (deadlineNanos - System.nanoTime() <= 0) {
                         refusal = LockNotAcquiredException.Reason.TIMEOUT;
@@ -270,13 +275,32 @@ final class LocalTurn {
     }
 
     /**
-     * A lease that can lapse by its expiry alone (a fixed lease) took the turn: the first waiter learns when to check
-     * it, since it may have gone to sleep before the holder was known.
+     * A lease that can lapse by its expiry alone (a fixed lease) took the turn, or its expiry moved (an extension's new
+     * term): the first waiter learns when to check it, since it may have gone to sleep before.
      */
     void turnHolderSet() {
         turnLock.lock();
         try {
             nudgeFirst();
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * Wakes every thread queued for the turn: the manager closes, and each leaves the queue (see {@link #enter}). One
+     * that queues after this waits for its turn as usual, which comes at the end of the grace period at the latest
+     * (every lease is freed then), and its acquisition fails there.
+     */
+    void wakeWaiters() {
+        turnLock.lock();
+        try {
+            for (Waiter waiter : waiting) {
+                if (waiter.turn == null) {
+                    waiter.closing = true;
+                    waiter.wakeUp.signal();
+                }
+            }
         } finally {
             turnLock.unlock();
         }

@@ -25,6 +25,8 @@ public final class LockAdmin {
     private static final Logger log = LoggerFactory.getLogger(LockAdmin.class);
 
     private final LockManager manager;
+    /** Set on a thread while it forces a release through this manager. */
+    private final ThreadLocal<Boolean> forcing = new ThreadLocal<>();
 
     LockAdmin(LockManager manager) {
         this.manager = manager;
@@ -124,8 +126,13 @@ public final class LockAdmin {
         List<LockHolder> before = new ArrayList<>(seen.values());
         before.forEach(holder -> ForcedReleases.removed(holder.owner()));
         List<LockHolder> removed = new ArrayList<>();
-        for (LockKind kind : held) {
-            removed.addAll(collect(kind, inspection::forceRelease, key));
+        forcing.set(Boolean.TRUE);
+        try {
+            for (LockKind kind : held) {
+                removed.addAll(collect(kind, inspection::forceRelease, key));
+            }
+        } finally {
+            forcing.remove();
         }
         for (LockHolder holder : before) {
             if (removed.stream().noneMatch(r -> r.owner().equals(holder.owner()))) {
@@ -143,6 +150,14 @@ public final class LockAdmin {
                 .map(holder -> "holder '" + holder.holder() + "' of instance '" + holder.instance() + "'").toList());
         manager.listener.onForcedRelease(lockName, key, removed);
         return removed;
+    }
+
+    /**
+     * Whether the calling thread is inside this manager's {@link #forceRelease}: the store's notice of it is then left
+     * to that call, which ends this manager's removed leases itself.
+     */
+    boolean forcingOnThisThread() {
+        return forcing.get() != null;
     }
 
     /** This manager's lease of {@code key} (any kind) whose store owner is {@code owner}; empty when none. */

@@ -1,6 +1,7 @@
 package dev.dlock.core;
 
 import dev.dlock.core.spi.BackendCapabilities;
+import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.spi.ReleaseNotices;
 import dev.dlock.core.spi.RenewalGrouping;
@@ -92,6 +93,8 @@ public final class LockManager implements AutoCloseable {
     /** The listener calls of the watchdog and the store's callbacks, off their threads. */
     final BackgroundEvents backgroundEvents;
     final AtomicInteger watchedLeases = new AtomicInteger();
+    /** Told by the store of releases forced from any JVM; removed again at close. */
+    private final HolderInspection.ForcedReleaseListener forcedReleases;
     /** Null when lock-order warnings are off ({@link Builder#lockOrderWarnings}). */
     final LockOrderMonitor lockOrder;
     private volatile boolean closed;
@@ -122,6 +125,8 @@ public final class LockManager implements AutoCloseable {
         this.releases = new LeaseRelease(this, builder.leaseLostPolicy);
         this.losses = new LeaseLosses(this, sessionKept);
         sessionLeases.ifPresent(session -> session.addLeaseLossListener(losses::storeReported));
+        this.forcedReleases = losses::forcedInStore;
+        capabilities.holderInspection().ifPresent(inspection -> inspection.addForcedReleaseListener(forcedReleases));
         this.ownerTokens = new OwnerTokens(builder.instanceId != null ? builder.instanceId : OwnerTokens.defaultInstance());
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
@@ -297,9 +302,11 @@ public final class LockManager implements AutoCloseable {
         shutdown.run(gracePeriod, () -> {
             closed = true;
             asyncRuntime.closeIfMade();
+            gates.refuseWaiters();
         }, () -> {
             watchdog.stop();
             backgroundEvents.close();
+            capabilities.holderInspection().ifPresent(inspection -> inspection.removeForcedReleaseListener(forcedReleases));
         });
     }
 
@@ -321,6 +328,31 @@ public final class LockManager implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("lock manager is closed; cannot lock key '" + key + "'");
         }
+    }
+
+    /** Whether {@link #close()} has begun: nothing new is taken from then on. */
+    boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Counts a store call (an acquisition's attempt, or a hand-off to a local waiter) that may grant a key, until
+     * {@link #grantSettled}: {@code close()} waits for those in flight, so that none grants a key after it returned.
+     * False, and nothing counted, once the manager is closed.
+     */
+    boolean grantStarting() {
+        // Counted before the closed flag is read, and close() sets the flag before it reads the count: one sees the other.
+        shutdown.grantStarted();
+        if (closed) {
+            shutdown.grantSettled();
+            return false;
+        }
+        return true;
+    }
+
+    /** The grant counted by {@link #grantStarting} was recorded as a lease, given back, or never came. */
+    void grantSettled() {
+        shutdown.grantSettled();
     }
 
     /** Whether the manager's shutdown released {@code lease} in the store already: its holder's release sends nothing. */

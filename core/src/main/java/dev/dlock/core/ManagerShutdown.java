@@ -4,12 +4,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The end of a {@link LockManager}: holds still running get a grace period to end by themselves (woken by each
@@ -42,6 +44,8 @@ final class ManagerShutdown {
     private volatile long gracePeriodMillis;
     /** The thread running the shutdown, once it started. */
     private volatile Thread closingThread;
+    /** Store calls under way that may grant a key (acquisitions, hand-offs): {@link #run} returns only after them. */
+    private final AtomicInteger grantsInFlight = new AtomicInteger();
 
     ManagerShutdown(LockManager manager) {
         this.manager = manager;
@@ -70,6 +74,7 @@ final class ManagerShutdown {
             int released = 0;
             int leftToExpire = 0;
             long sweepEnd = System.nanoTime() + SWEEP_BUDGET_NANOS;
+            List<Lease> releasing = new ArrayList<>();
             for (Lease lease : manager.gates.held()) {
                 boolean inTime = System.nanoTime() - sweepEnd < 0;
                 if (free(lease, inTime)) {
@@ -78,7 +83,24 @@ final class ManagerShutdown {
                     } else {
                         leftToExpire++;
                     }
+                } else if (lease.recordedState() == LockState.RELEASED) {
+                    // Its holder's release is under way: its store call ends before the lease leaves its gate.
+                    releasing.add(lease);
                 }
+            }
+            // A store call still under way: a grant is given back, or freed as it is recorded (heldWhileClosing); a
+            // holder's release or hand-off ends. The client may be closed once close() returns.
+            if (!awaitStoreCalls(releasing, sweepEnd)) {
+                log.warn("dlock lock manager closed while {} acquisition(s) and releases still waited for the store after "
+                        + "the sweep's {} ms; a key they take or keep expires after its lease", grantsInFlight.get()
+                        + releasing.size(), TimeUnit.NANOSECONDS.toMillis(SWEEP_BUDGET_NANOS));
+            }
+            // Owners that failed acquisitions may have left in the store are released once more now: the watchdog's
+            // threads that would have done it stop with the manager.
+            int freedAgain = manager.unknownAttempts.releaseAllOnce(sweepEnd);
+            if (freedAgain > 0) {
+                log.warn("dlock lock manager closed: freed {} key(s) that acquisitions which had failed (their outcome "
+                        + "unknown) took in the store after their clients gave up", freedAgain);
             }
             if (released > 0) {
                 log.warn("dlock lock manager closed: released {} lock(s) still held after the grace period of {} ms; "
@@ -94,6 +116,44 @@ final class ManagerShutdown {
                 afterSweep.run();
             } finally {
                 done.countDown();
+            }
+        }
+    }
+
+    /** A store call that may grant a key started; see {@link LockManager#grantStarting}. */
+    void grantStarted() {
+        grantsInFlight.incrementAndGet();
+    }
+
+    /** A store call counted by {@link #grantStarted} settled; the shutdown's wait looks again. */
+    void grantSettled() {
+        if (grantsInFlight.decrementAndGet() == 0 && started.get()) {
+            leaseEnded();
+        }
+    }
+
+    /**
+     * Waits until no store call that may grant a key is under way and every lease of {@code releasing} left its gate
+     * (its holder's release ended), or until {@code deadline}; true when all ended in time. Drops the leases that left.
+     */
+    private boolean awaitStoreCalls(List<Lease> releasing, long deadline) {
+        synchronized (monitor) {
+            while (true) {
+                // A release removes its lease from the gate before it wakes this wait (leaveGate), under this monitor.
+                releasing.removeIf(lease -> !lease.gate.holders.contains(lease));
+                if (grantsInFlight.get() == 0 && releasing.isEmpty()) {
+                    return true;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(monitor, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
             }
         }
     }
@@ -136,18 +196,23 @@ final class ManagerShutdown {
                 next++;
             }
             if (next == pending.size()) {
-                // Leases taken since the last look (acquisitions whose store call was under way at close) count too.
+                // Read before the leases: a grant under way settles only once its lease is published.
+                boolean grantsUnderWay = grantsInFlight.get() > 0;
+                // Leases taken since the last look (a hand-off under way at close) count too.
                 pending = manager.gates.held().stream().filter(lease -> stillHeld(lease, closing)).toList();
                 next = 0;
-                if (pending.isEmpty()) {
+                if (pending.isEmpty() && !grantsUnderWay) {
                     return;
                 }
                 long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                if (leftMillis > 0) {
-                    log.info("dlock lock manager closing: waiting up to {} ms for {} held lock(s) to be released",
-                            leftMillis, pending.size());
+                if (!pending.isEmpty()) {
+                    if (leftMillis > 0) {
+                        log.info("dlock lock manager closing: waiting up to {} ms for {} held lock(s) to be released",
+                                leftMillis, pending.size());
+                    }
+                    continue;
                 }
-                continue;
+                // Only store calls under way: each settles soon (refused, given back, or recorded), and wakes the wait.
             }
             synchronized (monitor) {
                 while (leasesEnded == seen) {

@@ -203,8 +203,7 @@ final class Watchdog {
                 }
             }
             if (expired) {
-                manager.losses.leaseLost(lease, "no renewal was confirmed before the lease of " + lease.leaseMillis
-                        + " ms ran out: the store did not answer in time");
+                manager.losses.leaseLost(lease, lease.unconfirmedRenewalReason());
             }
         }
         for (Map.Entry<StoreNode, List<Lease>> entry : toRenew.entrySet()) {

@@ -2,6 +2,7 @@ package dev.dlock.core;
 
 import dev.dlock.testkit.RecordingBackend;
 import dev.dlock.core.inmemory.InMemoryLockBackend;
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.LockBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -12,11 +13,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -89,6 +93,38 @@ abstract class EngineTestSupport {
         threads.add(thread);
         thread.start();
         return thread;
+    }
+
+    /**
+     * Acquires with {@code request} on a thread of its own and returns once that thread queues for this JVM's turn on
+     * the key; the future holds "took the key" (released again at once), or what the acquisition threw.
+     */
+    CompletableFuture<Object> queuedWaiter(LockManager locks, LockRequest request) {
+        CompletableFuture<Object> waited = new CompletableFuture<>();
+        Thread waiter = start("waiter", () -> {
+            try (LockHandle taken = locks.acquire(request)) {
+                waited.complete(taken.isHeld() ? "took the key" : "took a handle that is not held");
+            } catch (RuntimeException e) {
+                waited.complete(e);
+            }
+        });
+        await("the waiter to queue for the key's turn", Duration.ofSeconds(10), () -> waitsForTheTurn(waiter) || waited.isDone());
+        return waited;
+    }
+
+    /**
+     * Makes {@code tapped}'s first acquisition fail at the client (a lost reply) without reaching the store; the test
+     * lands its command later by running the supplier kept in the answer.
+     */
+    static AtomicReference<Supplier<AcquireResult>> failFirstAcquisitionAtTheClient(RecordingBackend tapped) {
+        AtomicReference<Supplier<AcquireResult>> lateCommand = new AtomicReference<>();
+        tapped.aroundAcquire(call -> {
+            if (lateCommand.compareAndSet(null, call)) {
+                throw new LockBackendException("the client gave up on the reply (test)", null);
+            }
+            return call.get();
+        });
+        return lateCommand;
     }
 
     /** Polls {@code condition} every 5 ms until it holds; fails naming {@code what} after {@code timeout}. */

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.testkit.RecordingBackend;
 import org.junit.jupiter.api.Test;
 
@@ -7,7 +8,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -83,15 +88,7 @@ class ManagerShutdownTest extends EngineTestSupport {
     void waitersQueuedAtCloseFailAndNeverTakeTheKey() throws Exception {
         LockManager locks = manager(store, b -> b.shutdownGracePeriod(Duration.ofSeconds(60)));
         LockHandle held = heldByAnotherThread(locks, LockRequest.builder(key).waitTime(Duration.ZERO).build());
-        CompletableFuture<Object> waited = new CompletableFuture<>();
-        Thread waiter = start("waiter", () -> {
-            try (LockHandle taken = locks.acquire(key, Duration.ofSeconds(60))) {
-                waited.complete("took the key");
-            } catch (RuntimeException e) {
-                waited.complete(e);
-            }
-        });
-        await("the waiter to queue for the key", Duration.ofSeconds(10), () -> waitsForTheTurn(waiter));
+        CompletableFuture<Object> waited = queuedWaiter(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(60)).build());
         CompletableFuture<LockHandle> asyncWaiter = locks.acquireAsync(LockRequest.builder(key).waitTime(Duration.ofSeconds(60)).build());
 
         Thread closing = start("closing", locks::close);
@@ -184,6 +181,84 @@ class ManagerShutdownTest extends EngineTestSupport {
             assertThat(locks.shutdownGracePeriod()).isEqualTo(LockManager.DEFAULT_SHUTDOWN_GRACE_PERIOD);
             locks.close();
         });
+    }
+
+    @Test
+    void aBlockingWaiterQueuedForTheTurnFailsAsSoonAsCloseBeginsNotAtTheEndOfTheGracePeriod() throws Exception {
+        LockManager locks = manager(store, b -> b.shutdownGracePeriod(Duration.ofSeconds(60)));
+        LockHandle held = heldByAnotherThread(locks, LockRequest.builder(key).waitTime(Duration.ZERO).build());
+        CompletableFuture<Object> waited = queuedWaiter(locks, LockRequest.builder(key).waitTime(Duration.ofSeconds(60)).build());
+
+        Thread closing = start("closing", locks::close);
+
+        assertThat(waited.get(10, TimeUnit.SECONDS)).as("what the queued thread got while close() still waits for the hold")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat((Throwable) waited.get()).hasMessageContaining(key).hasMessageContaining("closed");
+        assertThat(closing.isAlive()).as("close() is still in its 60 s grace period, waiting for the hold").isTrue();
+        held.close();
+        closing.join(10_000);
+        assertThat(closing.isAlive()).isFalse();
+        assertFree(manager(), key, "nothing is left held after close");
+    }
+
+    @Test
+    void closeWaitsForAnAcquisitionWhoseStoreCallIsUnderWayAndItsGrantIsGivenBack() throws Exception {
+        RecordingBackend tapped = tapped();
+        CountDownLatch inCall = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicLong callEndedAt = new AtomicLong();
+        tapped.aroundAcquire(call -> {
+            if (inCall.getCount() == 0) {
+                return call.get();
+            }
+            inCall.countDown();
+            awaitQuietly(proceed);
+            AcquireResult answer = call.get();
+            callEndedAt.set(System.nanoTime());
+            return answer;
+        });
+        LockManager locks = manager(tapped, b -> b.shutdownGracePeriod(Duration.ZERO));
+        CompletableFuture<Object> acquired = new CompletableFuture<>();
+        start("acquiring", () -> {
+            try {
+                acquired.complete(locks.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).build()));
+            } catch (RuntimeException e) {
+                acquired.complete(e);
+            }
+        });
+        assertThat(inCall.await(10, TimeUnit.SECONDS)).as("the acquisition's store call started").isTrue();
+
+        AtomicLong closeReturnedAt = new AtomicLong();
+        Thread closing = start("closing", () -> {
+            locks.close();
+            closeReturnedAt.set(System.nanoTime());
+        });
+        await("close() to return or to wait", Duration.ofSeconds(10),
+                () -> !closing.isAlive() || closing.getState() == Thread.State.TIMED_WAITING && isIn(closing, ManagerShutdown.class, "run"));
+        assertThat(closing.isAlive()).as("close() waits while an acquisition's store call is under way").isTrue();
+        proceed.countDown();
+        closing.join(10_000);
+
+        assertThat(acquired.get(10, TimeUnit.SECONDS)).as("what the acquisition got: its grant came back during close()")
+                .isInstanceOf(IllegalStateException.class);
+        assertThat((Throwable) acquired.get()).hasMessageContaining(key).hasMessageContaining("closed");
+        assertThat(closeReturnedAt.get() - callEndedAt.get()).as("close() returned after the store call ended").isPositive();
+        assertFree(manager(), key, "the key granted during close() was given back before close() returned");
+    }
+
+    @Test
+    void closeReleasesAgainAnOwnerThatAFailedAcquisitionLeftInTheStore() {
+        RecordingBackend tapped = tapped();
+        AtomicReference<Supplier<AcquireResult>> lateCommand = failFirstAcquisitionAtTheClient(tapped);
+        LockManager locks = manager(tapped, b -> { });
+        assertThatThrownBy(() -> locks.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).build()))
+                .isInstanceOf(LockBackendException.class);
+        assertThat(lateCommand.get().get()).as("the command lands after the client gave up")
+                .isInstanceOf(AcquireResult.Acquired.class);
+
+        locks.close();
+
+        assertFree(manager(), key, "the key the late command took, right after close(), not after its 30 s lease");
     }
 
     /** Takes {@code request} on a thread that then ends, leaving the lease held by nobody the closing thread knows. */

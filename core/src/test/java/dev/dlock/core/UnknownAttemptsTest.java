@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +64,25 @@ class UnknownAttemptsTest extends EngineTestSupport {
             assertThat(taken.isHeld()).isTrue();
         }
         assertThat(tapped.acquiringOwners).as("the owner of the unknown attempt is never used again").containsOnlyOnce(owner);
+    }
+
+    /**
+     * A watchdog lease of 30 s: a renewal period is 10 s. A command that lands right after its client gave up is freed
+     * about as soon as it lands, not a period later: a waiter in another instance that waits 3 s gets the key.
+     */
+    @Test
+    void aCommandThatLandsJustAfterTheClientGaveUpIsFreedLongBeforeAThirdOfTheLease() {
+        RecordingBackend tapped = tapped();
+        AtomicReference<Supplier<AcquireResult>> lateCommand = failFirstAcquisitionAtTheClient(tapped);
+        LockManager failing = manager(tapped, b -> { });
+        assertThatThrownBy(() -> failing.acquire(LockRequest.builder(key).waitTime(Duration.ZERO).build()))
+                .isInstanceOf(LockBackendException.class);
+        assertThat(lateCommand.get().get()).as("the command lands after the client gave up")
+                .isInstanceOf(AcquireResult.Acquired.class);
+
+        try (LockHandle taken = manager().acquire(key, Duration.ofSeconds(3))) {
+            assertThat(taken.isHeld()).as("another instance took the key the late command had taken for nobody").isTrue();
+        }
     }
 
     @Test

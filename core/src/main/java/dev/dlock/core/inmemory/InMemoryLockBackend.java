@@ -23,6 +23,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -68,6 +69,8 @@ public final class InMemoryLockBackend implements LockBackend, LocalHandOff, Tok
     private final AtomicLong lastToken = new AtomicLong(FencingTokens.clockFloorMicros());
     private final Notices notices = new Notices();
     private final Inspection inspection = new Inspection();
+    /** Every manager over this store, told of each forced release at once (the store runs inside their JVM). */
+    private final List<HolderInspection.ForcedReleaseListener> forcedReleaseListeners = new CopyOnWriteArrayList<>();
     private final AtomicBoolean sweeping = new AtomicBoolean();
     /** Sweeping when the record count doubled since the last sweep keeps its cost constant per new key. */
     private volatile long sweepThreshold = MIN_SWEEP_THRESHOLD;
@@ -216,9 +219,23 @@ public final class InMemoryLockBackend implements LockBackend, LocalHandOff, Tok
         public List<StoredHolder> forceRelease(LockKind kind, String key) {
             List<StoredHolder> removed = visit(kind, key, true);
             if (!removed.isEmpty()) {
+                // Before the waiters: the holder's JVM gives its turn on the key on first, and its waiters see it.
+                for (StoredHolder holder : removed) {
+                    forcedReleaseListeners.forEach(listener -> listener.forced(key, holder.owner()));
+                }
                 notices.released(key);
             }
             return removed;
+        }
+
+        @Override
+        public void addForcedReleaseListener(ForcedReleaseListener listener) {
+            forcedReleaseListeners.add(Objects.requireNonNull(listener, "listener"));
+        }
+
+        @Override
+        public void removeForcedReleaseListener(ForcedReleaseListener listener) {
+            forcedReleaseListeners.remove(listener);
         }
 
         private List<StoredHolder> visit(LockKind kind, String key, boolean free) {

@@ -24,4 +24,25 @@ public interface HolderInspection {
      * its fencing counter uses one token up here. Tokens keep rising: the next holder's is larger than every earlier one.
      */
     List<StoredHolder> forceRelease(LockKind kind, String key);
+
+    /**
+     * Tells {@code listener} of every forced release of this store, whichever JVM ordered it, with each owner it removed,
+     * as soon as the store can: the holder's JVM then ends that lease at once (its waiters take the key) instead of at
+     * its next renewal. Called on the store's thread (or the forcing caller's); it must be fast. The default tells
+     * nothing: the holder then learns at its next renewal.
+     */
+    default void addForcedReleaseListener(ForcedReleaseListener listener) {
+    }
+
+    /** Stops telling {@code listener} (its manager closed); nothing when it was not added. */
+    default void removeForcedReleaseListener(ForcedReleaseListener listener) {
+    }
+
+    /** Told of a forced release's removed owner; see {@link #addForcedReleaseListener}. */
+    @FunctionalInterface
+    interface ForcedReleaseListener {
+
+        /** A forced release removed {@code owner}, which held {@code key}. */
+        void forced(String key, String owner);
+    }
 }

@@ -85,6 +85,7 @@ public final class RecordingBackend implements LockBackend {
     private volatile Function<Supplier<OptionalLong>, OptionalLong> aroundIssue = Supplier::get;
     private volatile Function<Supplier<RenewalResult>, RenewalResult> aroundExtend = Supplier::get;
     private volatile Function<Supplier<RenewalResult>, RenewalResult> aroundShorten = Supplier::get;
+    private volatile Function<Supplier<AcquireResult>, AcquireResult> aroundAcquire = Supplier::get;
     private volatile UnaryOperator<BackendCapabilities> capabilities = UnaryOperator.identity();
     private volatile Function<String, StoreNode> renewalGroups;
 
@@ -104,6 +105,14 @@ public final class RecordingBackend implements LockBackend {
      */
     public void afterAcquire(BiConsumer<String, AcquireResult> hook) {
         this.afterAcquire = hook;
+    }
+
+    /**
+     * Routes each acquisition through {@code around}, which gets the real call and decides whether, when and how often
+     * it reaches the store: held while the test acts, or failed at the client and landed later (keep the supplier).
+     */
+    public void aroundAcquire(Function<Supplier<AcquireResult>, AcquireResult> around) {
+        this.aroundAcquire = around;
     }
 
     /** Routes each release through {@code around}, which gets the real call and decides whether, and how, it reaches the store. */
@@ -233,7 +242,7 @@ public final class RecordingBackend implements LockBackend {
             acquiresIssuingToken.incrementAndGet();
         }
         acquiringOwners.add(owner);
-        AcquireResult result = delegate.tryAcquire(kind, key, owner, leaseMillis, issueToken);
+        AcquireResult result = aroundAcquire.apply(() -> delegate.tryAcquire(kind, key, owner, leaseMillis, issueToken));
         if (result instanceof AcquireResult.Held) {
             heldAnswers.incrementAndGet();
             synchronized (waitingOwners) {

@@ -27,6 +27,8 @@ public class HandOffModel {
 
     static final String KEY = "hot";
     private static final Duration LEASE = Duration.ofMinutes(10);
+    /** The term an extension shortens the held lease to. */
+    private static final Duration SHORT_TERM = Duration.ofSeconds(1);
     private static final Duration LONG_WAIT = Duration.ofHours(1);
     /** Past the lease, by more than the engine's own slack, so that a wait until the lease lapses is due. */
     private static final long LEASE_SLACK_NANOS = 2_000_000;
@@ -52,24 +54,33 @@ public class HandOffModel {
     private LockHandle held;
     /** True while {@link #held}'s section counts as inside: until its release, or until its lease is lost. */
     private final AtomicBoolean heldInside = new AtomicBoolean();
+    /** True once {@link #closeManager()}'s close returned: the application closes its store client then. */
+    private final AtomicBoolean closeReturned = new AtomicBoolean();
+    /** Acquisitions and releases sent to the store after close() returned (they would fail on a closed client). */
+    private final AtomicInteger commandsAfterClose = new AtomicInteger();
 
     /** Made by Lincheck before each invocation, outside the model (so the watchdog thread it starts is not modelled). */
     public HandOffModel() {
         made.incrementAndGet();
         LockManager before = previous.getAndSet(locks);
         if (before != null) {
-            // No grace period: a hold the last invocation left open (a scenario cut short) is not waited for. On a thread
-            // of its own: a scenario the model checker cut short may leave a thread of it suspended inside the key's
-            // gate lock, which freeing that hold takes; the close then waits for ever, but only that daemon thread does.
-            Thread closing = new Thread(() -> before.close(Duration.ZERO), "dlock-model-close");
-            closing.setDaemon(true);
-            closing.start();
+            // Only the watchdog thread needs stopping: the model's store, time and pool are its own. Not through close():
+            // a scenario the model checker cut short may leave a thread of it suspended holding a key's turn lock, which
+            // close() takes to wake the waiters, so a close would wait for ever, keeping that model (and its watchdog,
+            // waking every 100 ms) alive: hundreds of them doubled the module's run time.
+            before.watchdog.stop();
         }
         if (!locks.handsOffLocally()) {
             throw new IllegalStateException("the model needs local hand-off on");
         }
         locks.useAsyncRuntime(time.asyncRuntime());
         locks.useTimedWait(time);
+    }
+
+    private void countIfAfterClose() {
+        if (closeReturned.get()) {
+            commandsAfterClose.incrementAndGet();
+        }
     }
 
     /** Starts counting the models made, that is the interleavings run. */
@@ -82,11 +93,11 @@ public class HandOffModel {
         return made.get();
     }
 
-    /** Stops the last invocation's manager (its watchdog thread). */
+    /** Stops the last invocation's watchdog thread (see the constructor: the rest of a model is its own). */
     static void closeLast() {
         LockManager last = previous.getAndSet(null);
         if (last != null) {
-            last.close(Duration.ZERO);
+            last.watchdog.stop();
         }
     }
 
@@ -141,6 +152,72 @@ public class HandOffModel {
         lease.expiresAtNanos = System.nanoTime() - 1;
         store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
         time.passes(LEASE.toNanos() + LEASE_SLACK_NANOS);
+    }
+
+    /**
+     * An extension shortens {@link #held}'s fixed lease, and the short term then runs out (as in
+     * {@link #heldLeaseRunsOut()}, only the short term's time passes): a waiter of this JVM asleep until the old term's
+     * end must be woken by the shortening, and take the key.
+     */
+    @Operation
+    public void heldTermShortenedAndRunsOut() {
+        Lease lease = heldLeaseLeavingItsSection();
+        if (lease == null) {
+            return;
+        }
+        held.extend(SHORT_TERM);
+        lease.expiresAtNanos = System.nanoTime() - 1;
+        store.release(LockKind.EXCLUSIVE, KEY, lease.owner, lease.issuedToken());
+        time.passes(SHORT_TERM.toNanos() + LEASE_SLACK_NANOS);
+    }
+
+    /**
+     * Closes the manager at once (no grace period) while others acquire: once it returned, the application closes the
+     * store's client, so no acquisition or release may be sent after it. Not an {@code @Operation}: the random mixes
+     * would call the others after it, which then fail as closed (scenarios name it, as they do {@link #holdKey()}).
+     */
+    public void closeManager() {
+        // Counted only where a scenario closes the manager: every hook is one more step for the checker to interleave.
+        tapped.aroundAcquire(call -> {
+            countIfAfterClose();
+            return call.get();
+        });
+        tapped.aroundRelease(call -> {
+            countIfAfterClose();
+            return call.get();
+        });
+        locks.close(Duration.ZERO);
+        closeReturned.set(true);
+    }
+
+    /**
+     * As {@link #section()}, or "CLOSED" when the manager's close ended the acquisition, or "LOST" when it took the
+     * key and the close freed it under the section (no grace period).
+     */
+    public String sectionUnlessClosed() {
+        try {
+            return section();
+        } catch (IllegalStateException closed) {
+            return "CLOSED";
+        } catch (LockLostException freedByTheClose) {
+            return "LOST";
+        }
+    }
+
+    /** As {@link #asyncSection()}, or "CLOSED" or "LOST" as {@link #sectionUnlessClosed()}. */
+    public String asyncSectionUnlessClosed() {
+        try {
+            return asyncSection();
+        } catch (CompletionException failed) {
+            if (failed.getCause() instanceof IllegalStateException) {
+                return "CLOSED";
+            }
+            throw failed;
+        } catch (IllegalStateException closed) {
+            return "CLOSED";
+        } catch (LockLostException freedByTheClose) {
+            return "LOST";
+        }
     }
 
     /** {@link #held}'s lease, its section no longer counted as inside (the lease is about to end); null before it. */
@@ -306,12 +383,18 @@ public class HandOffModel {
         if (reentriesWithTokensOfTheirOwn.get() != 0) {
             throw new AssertionError(reentriesWithTokensOfTheirOwn.get() + " re-entries got a fencing token of their own");
         }
+        if (commandsAfterClose.get() != 0) {
+            throw new AssertionError(commandsAfterClose.get() + " acquisitions or releases were sent after close() returned");
+        }
         AcquireResult probe = store.tryAcquire(LockKind.EXCLUSIVE, KEY, "probe", 1_000);
         if (!(probe instanceof AcquireResult.Acquired acquired)) {
             throw new AssertionError("every operation has finished and closed its handle, yet the store still holds the key ("
                     + probe + ") for no handle");
         }
         store.release(LockKind.EXCLUSIVE, KEY, "probe", acquired.fencingToken());
+        if (closeReturned.get()) {
+            return;
+        }
         Optional<LockHandle> next = locks.tryAcquire(request().waitTime(Duration.ZERO).build());
         if (next.isEmpty()) {
             throw new AssertionError("the key is free in the store, yet tryAcquire is refused: this JVM's turn on it was "

@@ -43,6 +43,17 @@ class LeaseEndInterleavingsTest {
      * Five scenarios of 30 interleavings each, in one run of the model checker (about 4 s of interleavings each against
      * 7 s per run): Lincheck's report of a failure prints the scenario that failed.
      */
+    /**
+     * The manager closes while a thread and an asynchronous acquisition wait for the held key or are in their store
+     * call: each ends holding the key or refused, close() returns only after every store call it could have raced, and
+     * nothing is sent to the store after it returned (the application closes its client then).
+     */
+    @Test
+    void aCloseRacingAcquisitionsInFlightLeavesNothingForAClosedClient() {
+        explore(60, scenario(List.of(), List.of(actor("closeManager")), List.of(actor("sectionUnlessClosed")),
+                List.of(actor("asyncSectionUnlessClosed"))));
+    }
+
     @Test
     void waitersGetTheKeyWhenALeaseIsLostOrRunsOutAndWhenItPassesBetweenAsyncAndThreadWaiters() {
         explore(30,
@@ -58,6 +69,9 @@ class LeaseEndInterleavingsTest {
                 heldKeyReleasedAfter("heldLeaseRunsOut", "asyncSection", "section"),
                 // No thread waiter to notice the lapse: the asynchronous waiters' own timed checks must.
                 heldKeyReleasedAfter("heldLeaseRunsOut", "asyncSection", "asyncSection"),
+                // An extension shortens the held fixed lease, and the short term runs out: the waiters, asleep until the
+                // old term's end, must be woken by the shortening and take the key (else they hang).
+                heldKeyReleasedAfter("heldTermShortenedAndRunsOut", "asyncSection", "section"),
                 // A release hands the key to whichever waiter queued first; the asynchronous one's store step runs
                 // later, on another thread, while the thread waiter and a try look on.
                 scenario(

@@ -41,7 +41,18 @@ final class ModelTime implements Executor, AsyncRuntime.Timer, KeyGate.TimedWait
 
     /** An asynchronous runtime on the model's threads and time. */
     AsyncRuntime asyncRuntime() {
-        return new AsyncRuntime(this, this, () -> { });
+        // Its close (the manager's) fails the acquisitions still waiting without a step: their callers look again.
+        return new AsyncRuntime(this, this, this::wakeStepRunners);
+    }
+
+    /** Wakes the model threads waiting in {@link #runStepsUntil} to check whether what they wait for is done. */
+    private void wakeStepRunners() {
+        stepsLock.lock();
+        try {
+            stepsOrDone.signalAll();
+        } finally {
+            stepsLock.unlock();
+        }
     }
 
     /**

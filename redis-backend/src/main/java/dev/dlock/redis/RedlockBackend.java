@@ -192,8 +192,7 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
             return NOT_ACQUIRED;
         } finally {
             if (handedOut) {
-                // A master still answering joins the lock the holder renews and releases; nothing to undo.
-                votes.close(null);
+                followStragglers(votes, attempt, leaseMillis);
             } else {
                 releaseAfterFailedAcquire(votes, attempt, leaseMillis, start, !interrupted);
             }
@@ -256,7 +255,8 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
     public ReleaseResult release(LockKind kind, String key, String owner, long fencingToken) {
         BackendCapabilities.requireExclusive(this, kind);
         RedisLockBackend.requireOwner(owner);
-        View<ReleaseResult> view = onEveryNode(node -> node.release(kind, key, owner, fencingToken), this::releaseDecided);
+        movingAway(key, owner);
+        View<ReleaseResult> view = onEveryNode(node -> node.release(kind, key, owner, fencingToken), this::releaseDecided, true);
         int released = view.count(result -> result == ReleaseResult.RELEASED);
         int freed = released + view.count(result -> result == ReleaseResult.ALREADY_FREE);
         if (freed >= quorum) {
@@ -303,8 +303,9 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
     public RenewalResult shorten(LockKind kind, String key, String owner, String retiredOwner, long keepMillis) {
         BackendCapabilities.requireExclusive(this, kind);
         RedisLockBackend.requireOwner(owner);
+        movingAway(key, owner);
         View<RenewalResult> view = onEveryNode(node -> node.shorten(kind, key, owner, retiredOwner, keepMillis),
-                this::shortenDecided);
+                this::shortenDecided, true);
         return newTermOnQuorum("shortening of key '" + key + "'", view);
     }
 
@@ -330,12 +331,14 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
     public RenewalResult extend(LockKind kind, String key, String owner, String nextOwner, long leaseMillis) {
         BackendCapabilities.requireExclusive(this, kind);
         RedisLockBackend.requireOwner(owner);
+        movingAway(key, owner);
         View<RenewalResult> view = onEveryNode(node -> node.extend(kind, key, owner, nextOwner, leaseMillis),
                 this::shortenDecided);
         RenewalResult result = newTermOnQuorum("extension of key '" + key + "'", view);
         if (result != RenewalResult.RENEWED && view.count(answer -> answer == RenewalResult.RENEWED) > 0) {
             try {
-                onEveryNode(node -> node.release(kind, key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST), this::releaseDecided);
+                onEveryNode(node -> node.release(kind, key, nextOwner, AcquireResult.Acquired.TOKEN_ON_REQUEST),
+                        this::releaseDecided, true);
             } catch (RuntimeException e) {
                 log.debug("Redlock could not release key '{}' on the masters a failed extension reached; it expires there "
                         + "after {} ms: {}", key, leaseMillis, e.toString());
@@ -442,16 +445,74 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
 
     /** Runs {@code call} on every master and waits, through interrupts, until {@code decided} or the operation timeout. */
     private <T> View<T> onEveryNode(Function<RedisLockBackend, T> call, Predicate<View<T>> decided) {
+        return onEveryNode(call, decided, false);
+    }
+
+    /**
+     * {@link #onEveryNode(Function, Predicate)}; with {@code runQueued}, a master whose call had not started when the
+     * outcome was decided still runs it later, unheard. Releases and shortenings need that: skipped on a master that
+     * holds the key, they would leave it there for the whole lease for an owner already gone (nothing else is sent for
+     * that owner after them, so running late cannot undo a later command of it).
+     */
+    private <T> View<T> onEveryNode(Function<RedisLockBackend, T> call, Predicate<View<T>> decided, boolean runQueued) {
         RedlockFanOut<T> fanOut = new RedlockFanOut<>(nodes, call);
         fanOut.startAll();
         View<T> view;
         try {
             view = fanOut.awaitUninterruptibly(decided, System.nanoTime() + operationTimeoutNanos);
         } finally {
-            fanOut.close(null);
+            fanOut.close(null, !runQueued);
         }
         rethrowUnexpected(view);
         return view;
+    }
+
+    /**
+     * After a quorum grant, the masters whose acquire is still running: each is tracked until it answers. Its answer
+     * joins the lock only when it comes before the holder sent a command that moves the key away from the owner
+     * (release, shortening, extension): such a command may have reached that master first and found nothing, and the
+     * acquire then holds the key there for an owner already gone, for a whole lease, keeping a quorum from everyone
+     * once one more master fails. So a late answer after such a command, and a lost reply (not counted in the
+     * quorum), release the owner on that master again. Masters whose acquire had not started never run it.
+     *
+     * <p>Why a release after the fact rather than ordering the holder's command behind the straggler: ordering would
+     * make every release, shortening and extension wait for, or chain onto, that master's call, while the release
+     * again needs no change to the fan-out and is as safe: it is owner-checked and owner tokens are unique per
+     * acquisition, so it frees only the key this acquire took, never a later owner's (a shortening's retired owner or
+     * an extension's next owner included), and it waits for no one. The holder's caller never waits for the straggler.
+     */
+    private void followStragglers(RedlockFanOut<AcquireResult> votes, KeyOwner attempt, long leaseMillis) {
+        View<AcquireResult> last = votes.close(i -> {
+            Node node = nodes.get(i);
+            Straggler straggler = node.track(attempt);
+            return answer -> {
+                if (node.untrack(attempt, straggler) || answer.failure() != null) {
+                    releaseStraggler(node, attempt, answer, leaseMillis);
+                }
+            };
+        });
+        for (int i = 0; i < nodes.size(); i++) {
+            Answer<AcquireResult> answer = last.answers().get(i);
+            if (answer != null && answer.failure() != null) {
+                releaseStraggler(nodes.get(i), attempt, answer, leaseMillis);
+            }
+        }
+    }
+
+    /** Releases a straggling acquire's owner on {@code node} when its answer says it may hold the key there. */
+    private void releaseStraggler(Node node, KeyOwner attempt, Answer<AcquireResult> answer, long leaseMillis) {
+        // The key was taken there before this answer came (or, after a lost reply, no later than the second release
+        // answer): a lease and one operation from now, it surely ended.
+        long giveUpAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis) + operationTimeoutNanos;
+        releaseIfItMayHold(node, attempt, answer, giveUpAt, node.registerRelease(attempt));
+    }
+
+    /** Tells every master that {@code owner} moves {@code key} away: its acquires still running there release it when they answer. */
+    private void movingAway(String key, String owner) {
+        KeyOwner held = new KeyOwner(key, owner);
+        for (Node node : nodes) {
+            node.movingAway(held);
+        }
     }
 
     /**
@@ -567,13 +628,22 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
     private record KeyOwner(String key, String owner) {
     }
 
-    /** One master: its single-Redis backend, its own call threads, and the releases of failed acquires still running on it. */
+    /**
+     * One master: its single-Redis backend, its own call threads, the releases of failed or straggling acquires still
+     * running on it, and the acquires still running on it for locks handed out at quorum.
+     */
     static final class Node {
 
         final int index;
         final RedisLockBackend store;
         private final ThreadPoolExecutor executor;
         private final ConcurrentHashMap<KeyOwner, CompletableFuture<Void>> pendingReleases = new ConcurrentHashMap<>();
+        /**
+         * Each entry is one call running on a thread of this master, removed when it answers: at most
+         * {@code THREADS_PER_NODE} entries. Changed only inside {@code compute} of its key, so an answer and a command
+         * moving the key away are ordered: either the answer saw the mark, or the command is sent after the answer.
+         */
+        private final ConcurrentHashMap<KeyOwner, List<Straggler>> stragglers = new ConcurrentHashMap<>();
 
         Node(int index, RedisLockBackend store) {
             this.index = index;
@@ -606,9 +676,47 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
             registered.whenComplete((ignored, failure) -> pendingReleases.remove(attempt, registered));
             return done;
         }
+
+        /** Tracks an acquire for {@code attempt} still running here after its lock was handed out. */
+        Straggler track(KeyOwner attempt) {
+            Straggler straggler = new Straggler();
+            stragglers.compute(attempt, (ignored, running) -> {
+                List<Straggler> all = running == null ? new ArrayList<>(1) : running;
+                all.add(straggler);
+                return all;
+            });
+            return straggler;
+        }
+
+        /** Stops tracking {@code straggler}, which answered; true when its owner moved the key away before. */
+        boolean untrack(KeyOwner attempt, Straggler straggler) {
+            boolean[] movedAway = new boolean[1];
+            stragglers.computeIfPresent(attempt, (ignored, running) -> {
+                running.remove(straggler);
+                movedAway[0] = straggler.movedAway;
+                return running.isEmpty() ? null : running;
+            });
+            return movedAway[0];
+        }
+
+        /** Marks the acquires still running here for {@code held}: a command moving the key away is about to be sent. */
+        void movingAway(KeyOwner held) {
+            if (!stragglers.isEmpty()) {
+                stragglers.computeIfPresent(held, (ignored, running) -> {
+                    running.forEach(straggler -> straggler.movedAway = true);
+                    return running;
+                });
+            }
+        }
     }
 
-    /** Releases a failed acquire's key on one master until it answered often enough, or until the lease surely ended. */
+    /** An acquire still running on a master after its lock was handed out; fields guarded by its map's compute. */
+    private static final class Straggler {
+
+        private boolean movedAway;
+    }
+
+    /** Releases a failed or straggling acquire's key on one master until it answered often enough, or until the lease surely ended. */
     private static final class Release implements Runnable {
 
         private final Node node;
@@ -645,7 +753,7 @@ public final class RedlockBackend implements LockBackend, LeaseExtension {
                 }
             } catch (RuntimeException e) {
                 if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - giveUpAt >= 0) {
-                    log.warn("Redlock could not release key '{}' on master {} after a failed acquire ({}); it expires there with its lease",
+                    log.warn("Redlock could not release key '{}' on master {} after a failed or late acquire ({}); it expires there with its lease",
                             attempt.key(), node.index, e.toString());
                     done.complete(null);
                     return;

@@ -400,6 +400,22 @@ abstract class LockRegistryContract {
         }
     }
 
+    /**
+     * {@code renewLock(key, ttl)} to a shorter TTL: once it ends, this JVM's own thread waiting for the key takes it, as
+     * another JVM could, instead of sleeping until the old TTL would have ended.
+     */
+    @Test
+    void renewLockToAShorterTtlLetsTheJvmsOwnWaiterInWhenTheShortTtlEnds() throws Exception {
+        DlockLock lock = registry.obtain(key);
+        lock.lock(Duration.ofSeconds(60));
+        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() ->
+                lockAndUnlockWithin(registry.obtain(key), Duration.ofSeconds(50)));
+        registry.renewLock(key, Duration.ofMillis(400));
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).as("this JVM's waiter within 20 s of the shortening to 400 ms").isTrue();
+        assertThatThrownBy(lock::unlock).as("the unlock of the hold whose short TTL ran out")
+                .isInstanceOf(ConcurrentModificationException.class).hasCauseInstanceOf(LockLostException.class);
+    }
+
     /** A TTL hold that ran out cannot be renewed: renewLock throws, and the JVM that took the key keeps it. */
     @Test
     void renewLockOfATtlHoldThatRanOutThrowsAndRevivesNothing() throws Exception {

@@ -201,6 +201,7 @@ final class Acquisition {
         long noticesSeen = gate.notices.noticeCount();
         // Counted until the grant is recorded or given back, so that close() waits for it and no grant is left behind.
         if (!manager.grantStarting()) {
+            // Closed meanwhile: this throws, as every acquisition still waiting at close fails.
             manager.refuseIfClosed(key);
         }
         AcquireResult result;

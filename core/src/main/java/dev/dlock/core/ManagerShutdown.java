@@ -166,7 +166,10 @@ final class ManagerShutdown {
         }
     }
 
-    /** A lease recorded while the manager closes (its store call was under way at close): freed at once after the grace period. */
+    /**
+     * A lease recorded while the manager closes: a hand-off begun before the close, whose successor records the key
+     * (an acquisition's own grant is given back instead): freed at once after the grace period.
+     */
     void heldWhileClosing(Lease lease) {
         if (sweeping && free(lease, true)) {
             log.warn("dlock: {} was granted while the lock manager was closing; released it again", lease);

@@ -104,6 +104,14 @@ public @interface DistributedLock {
      */
     String abortIf() default "";
 
+    /**
+     * What happens to the method's work when its lease is lost while it runs (the store no longer holds the key for it:
+     * an operator's forced release, a renewal that found the key gone or could not reach the store before the lease ran
+     * out, the application's shutdown): {@link WhenLeaseLost#STOP} interrupts a blocking method's thread and cancels an
+     * asynchronous result; the release reports the loss either way.
+     */
+    WhenLeaseLost whenLeaseLost() default WhenLeaseLost.DEFAULT;
+
     /** What happens when the lock is not acquired. */
     OnFailure onFailure() default OnFailure.THROW;
 

@@ -24,6 +24,8 @@ public class DistributedLockConfiguration implements ImportAware {
 
     /** The property that sets how often waiters re-check {@code abortIf}. */
     public static final String ABORT_CHECK_INTERVAL = "dlock.abort-check-interval";
+    /** The property giving the default of {@code whenLeaseLost} ({@code true}: stop the work), as Spring Boot names it. */
+    public static final String STOP_WORK_ON_LEASE_LOST = "dlock.stop-work-on-lease-lost";
 
     private int order = DistributedLockAspect.DEFAULT_ORDER;
 
@@ -41,7 +43,8 @@ public class DistributedLockConfiguration implements ImportAware {
     public LockAspectSupport lockAspectSupport(LockManager lockManager, BeanFactory beanFactory, Environment environment) {
         LockAspectSupport.Builder builder = LockAspectSupport.builder(lockManager)
                 .beanFactory(beanFactory)
-                .placeholderResolver(environment::resolveRequiredPlaceholders);
+                .placeholderResolver(environment::resolveRequiredPlaceholders)
+                .stopWorkOnLeaseLost(environment.getProperty(STOP_WORK_ON_LEASE_LOST, Boolean.class, false));
         String interval = environment.getProperty(ABORT_CHECK_INTERVAL);
         if (interval != null) {
             try {

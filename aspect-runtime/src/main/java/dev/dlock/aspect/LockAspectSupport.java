@@ -1,10 +1,12 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.OnFailure;
+import dev.dlock.annotation.WhenLeaseLost;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockHandle;
 import dev.dlock.core.LockKeyException;
 import dev.dlock.core.LockKeys;
+import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
@@ -32,6 +34,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 
@@ -55,12 +58,39 @@ public class LockAspectSupport {
     private final LockExpressionEvaluator evaluator;
     private final LockOperationSource operations;
     private final Duration abortCheckInterval;
+    private final boolean stopWorkByDefault;
 
     private LockAspectSupport(Builder builder) {
         this.lockManager = builder.lockManager;
         this.evaluator = new LockExpressionEvaluator(builder.beanFactory);
         this.operations = new LockOperationSource(evaluator, builder.beanFactory, builder.placeholders, builder.lockManager.backend());
         this.abortCheckInterval = builder.abortCheckInterval;
+        this.stopWorkByDefault = builder.stopWorkOnLeaseLost;
+    }
+
+    /** Whether {@code operation}'s work is stopped when its lease is lost: its annotation's choice, or the default. */
+    boolean stopsWork(LockOperation operation) {
+        WhenLeaseLost when = operation.whenLeaseLost();
+        return when == WhenLeaseLost.STOP || when == WhenLeaseLost.DEFAULT && stopWorkByDefault;
+    }
+
+    /**
+     * Arms {@code stop} on every handle of an asynchronous result when the operation stops its work on a lost lease;
+     * closing the handles (the release) disarms it.
+     */
+    void stopOnLeaseLost(LockOperation operation, List<LockHandle> held, Runnable stop) {
+        if (stopsWork(operation)) {
+            for (LockHandle handle : held) {
+                handle.onLeaseLost(stop);
+            }
+        }
+    }
+
+    /** The failure an asynchronous result stopped for its lost lease ends with. */
+    static LockLostException stoppedForLoss(LockOperation operation, List<LockHandle> held) {
+        LockHandle lost = held.stream().filter(handle -> !handle.isHeld()).findFirst().orElse(held.get(0));
+        return new LockLostException(lost.lockName(), lost.key(), "the lease was lost while " + operation.describe()
+                + " ran, so its work was stopped (whenLeaseLost = STOP)");
     }
 
     /** Starts configuring the support over {@code lockManager}. */
@@ -164,6 +194,7 @@ public class LockAspectSupport {
         detachFromThread(held);
         CompletionStage<?> stage = (CompletionStage<?>) result;
         if (!futureCompatible) {
+            stopOnLeaseLost(call.operation(), held, () -> cancel(stage));
             // The method's own stage type is returned as it is: nobody can be handed a release problem.
             stage.whenComplete((value, failure) -> logUnreported(call.operation(), releaseAll(held)));
             return stage;
@@ -172,8 +203,18 @@ public class LockAspectSupport {
         // lock is free. The release hangs on the method's stage directly, so that cancelling the
         // returned future cannot skip it.
         CompletableFuture<Object> released = new CompletableFuture<>();
+        AtomicBoolean stopped = new AtomicBoolean();
+        stopOnLeaseLost(call.operation(), held, () -> {
+            stopped.set(true);
+            cancel(stage);
+        });
         stage.whenComplete((value, failure) -> {
             RuntimeException problem = releaseAll(held);
+            if (stopped.get() && failure != null) {
+                // Cancelled by us: the caller learns why, the lost lease, rather than a bare cancellation.
+                failure = problem != null ? problem : stoppedForLoss(call.operation(), held);
+                problem = null;
+            }
             Throwable outcome = failure != null ? failure : problem;
             if (failure != null && problem != null) {
                 // get() and join() unwrap a CompletionException: the problem goes where the caller looks.
@@ -194,6 +235,15 @@ public class LockAspectSupport {
             });
         }
         return released;
+    }
+
+    /** Cancels the method's stage when it can be (a {@code CompletableFuture}, or a stage that converts to its own). */
+    private static void cancel(CompletionStage<?> stage) {
+        try {
+            stage.toCompletableFuture().cancel(true);
+        } catch (UnsupportedOperationException cannot) {
+            log.debug("dlock: the stage {} cannot be cancelled; its work runs on", stage.getClass().getName());
+        }
     }
 
     /**
@@ -359,7 +409,8 @@ public class LockAspectSupport {
                 .abortIf(abort)
                 .abortCheckInterval(abortCheckInterval)
                 .callSite(operation.callSite())
-                .readsFencingToken(operation.tokenReads().wanted());
+                .readsFencingToken(operation.tokenReads().wanted())
+                .stopWorkOnLeaseLost(stopsWork(operation));
     }
 
     private BooleanSupplier abortCondition(Call call) {
@@ -456,6 +507,7 @@ public class LockAspectSupport {
         private BeanFactory beanFactory;
         private UnaryOperator<String> placeholders;
         private Duration abortCheckInterval = LockRequest.DEFAULT_ABORT_CHECK_INTERVAL;
+        private boolean stopWorkOnLeaseLost;
 
         private Builder(LockManager lockManager) {
             this.lockManager = Objects.requireNonNull(lockManager, "lockManager");
@@ -476,6 +528,15 @@ public class LockAspectSupport {
         /** How often a waiter re-checks {@code abortIf} when no release notice arrives (default {@link LockRequest#DEFAULT_ABORT_CHECK_INTERVAL}). */
         public Builder abortCheckInterval(Duration interval) {
             this.abortCheckInterval = LockRequest.validAbortCheckInterval(interval);
+            return this;
+        }
+
+        /**
+         * Whether a method whose annotation says {@code whenLeaseLost = DEFAULT} has its work stopped when its lease is
+         * lost (default false: it runs on, and the release reports the loss).
+         */
+        public Builder stopWorkOnLeaseLost(boolean stop) {
+            this.stopWorkOnLeaseLost = stop;
             return this;
         }
 

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The locks held for the {@code @DistributedLock} method running on this thread: its fencing token(s), key(s) and
@@ -102,6 +103,23 @@ public final class LockContext {
             tokens.put(handle.key(), handle.fencingToken());
         }
         return Collections.unmodifiableMap(tokens);
+    }
+
+    /**
+     * Runs {@code stop} once, on dlock's events thread, when a lease of this call is lost before the method's locks are
+     * released — for work an interrupt does not reach: {@code statement::cancel} for a JDBC call (a driver blocked in a
+     * socket read on a platform thread ignores interrupts), {@code connection::abort}, a client's own cancel. Disarmed
+     * by the release. Works whatever {@code whenLeaseLost} says; see {@link dev.dlock.core.LockHandle#onLeaseLost}.
+     */
+    public void onLeaseLost(Runnable stop) {
+        AtomicBoolean once = new AtomicBoolean();
+        for (LockHandle handle : handles) {
+            handle.onLeaseLost(() -> {
+                if (once.compareAndSet(false, true)) {
+                    stop.run();
+                }
+            });
+        }
     }
 
     /** True while every lease is held (none released, lost, or past its fixed lease). */

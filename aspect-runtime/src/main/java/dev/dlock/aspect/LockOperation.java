@@ -1,6 +1,7 @@
 package dev.dlock.aspect;
 
 import dev.dlock.annotation.OnFailure;
+import dev.dlock.annotation.WhenLeaseLost;
 import dev.dlock.core.LockKind;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.expression.Expression;
@@ -34,13 +35,14 @@ import java.util.List;
  * @param tokenReads        whether calls read their fencing token: declared, or seen in an earlier call
  * @param tokenParameter    the index of the {@code @FencingToken} parameter, {@link #NO_TOKEN_PARAMETER} when none
  * @param tokensByKey       whether that parameter is a {@code Map} of every key's token, not one {@code long}
+ * @param whenLeaseLost     what happens to the work when the lease is lost, {@code DEFAULT} for the configured default
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
                      ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads,
-                     int tokenParameter, boolean tokensByKey) {
+                     int tokenParameter, boolean tokensByKey, WhenLeaseLost whenLeaseLost) {
 
     /** {@link #tokenParameter()} of a method without a {@code @FencingToken} parameter. */
     static final int NO_TOKEN_PARAMETER = -1;

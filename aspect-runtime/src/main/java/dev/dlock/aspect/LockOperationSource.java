@@ -213,7 +213,7 @@ public final class LockOperationSource {
                 resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)",
                 new LockOperation.TokenReads(annotation.fencingToken() || tokenParameter != LockOperation.NO_TOKEN_PARAMETER),
                 tokenParameter, tokenParameter != LockOperation.NO_TOKEN_PARAMETER
-                        && specific.getParameterTypes()[tokenParameter] == Map.class);
+                        && specific.getParameterTypes()[tokenParameter] == Map.class, annotation.whenLeaseLost());
     }
 
     /**

@@ -86,11 +86,38 @@ final class ReactorLocks {
         LockAspectSupport.detachFromThread(held);
         Mono<List<LockHandle>> locks = Mono.just(held);
         if (mono) {
-            return Mono.usingWhen(locks, ignored -> (Mono<?>) result, ReactorLocks::releaseOnComplete,
-                    ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
+            return Mono.usingWhen(locks, ignored -> stoppedOnLoss(support, call, held, (Mono<?>) result),
+                    ReactorLocks::releaseOnComplete, ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
         }
-        return Flux.usingWhen(locks, ignored -> (Flux<?>) result, ReactorLocks::releaseOnComplete,
-                ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
+        return Flux.usingWhen(locks, ignored -> stoppedOnLoss(support, call, held, (Flux<?>) result),
+                ReactorLocks::releaseOnComplete, ReactorLocks::releaseOnError, released -> releaseOnCancel(support, call, released));
+    }
+
+    /**
+     * The method's publisher, cancelled when the lease is lost if the operation stops its work then: the subscriber gets
+     * {@code LockLostException} at once, and the release (which reports the loss too) runs as for any error. The
+     * reaction is armed on subscription, so a publisher never subscribed stops nothing.
+     */
+    private static <T> Mono<T> stoppedOnLoss(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held,
+                                             Mono<T> result) {
+        if (!support.stopsWork(call.operation())) {
+            return result;
+        }
+        return Mono.firstWithSignal(result, lossSignal(support, call, held));
+    }
+
+    private static <T> Flux<T> stoppedOnLoss(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held,
+                                             Flux<T> result) {
+        if (!support.stopsWork(call.operation())) {
+            return result;
+        }
+        return result.mergeWith(lossSignal(support, call, held));
+    }
+
+    /** Fails with the lost lease once a handle's loss reaction runs; never emits a value. */
+    private static <T> Mono<T> lossSignal(LockAspectSupport support, LockAspectSupport.Call call, List<LockHandle> held) {
+        return Mono.create(sink -> support.stopOnLeaseLost(call.operation(), held,
+                () -> sink.error(LockAspectSupport.stoppedForLoss(call.operation(), held))));
     }
 
     /**

@@ -20,16 +20,15 @@ final class BackgroundEvents {
     /** How long {@link #close()} waits for the events queued before it. */
     static final long CLOSE_WAIT_MILLIS = 2_000;
 
-    /** Null without listeners: the events are no-ops, run where they happen. */
+    /** Made without listeners too, for the holders' loss reactions; creates its thread only when first used. */
     private final ThreadPoolExecutor thread;
+    /** False without listeners: the listeners' events are no-ops, run where they happen. */
+    private final boolean listening;
     /** The events thread alive now, if any: a listener closing the manager from it must not wait for itself. */
     private volatile Thread current;
 
     BackgroundEvents(boolean listening, String threadName) {
-        if (!listening) {
-            thread = null;
-            return;
-        }
+        this.listening = listening;
         // At most one thread, made when an event comes and no thread is alive: the events run one at a time, in order.
         thread = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), task -> {
             Thread events = new Thread(task, threadName);
@@ -41,15 +40,27 @@ final class BackgroundEvents {
 
     /** Whether the calling thread is the events thread: a listener's call. */
     boolean onEventsThread() {
-        return thread != null && Thread.currentThread() == current;
+        return Thread.currentThread() == current;
     }
 
     /** Runs {@code event} (a call of the listeners, which never throws) on the events thread; after {@link #close()}, here. */
     void tell(Runnable event) {
-        if (thread == null) {
+        if (!listening) {
             event.run();
             return;
         }
+        run(event);
+    }
+
+    /**
+     * Runs a holder's loss reaction ({@link LossReaction}) on the events thread, after the events queued before it (the
+     * loss's own come after it: stopping the work waits for no listener); after {@link #close()}, here.
+     */
+    void stopWork(Runnable reaction) {
+        run(reaction);
+    }
+
+    private void run(Runnable event) {
         try {
             thread.execute(event);
         } catch (RejectedExecutionException closed) {
@@ -62,9 +73,6 @@ final class BackgroundEvents {
      * a listener closes the manager from the events thread: they come after it returns).
      */
     void close() {
-        if (thread == null) {
-            return;
-        }
         thread.shutdown();
         if (onEventsThread()) {
             return;

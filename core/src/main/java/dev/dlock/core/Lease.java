@@ -55,6 +55,8 @@ final class Lease {
     volatile Term pending;
     /** The acquisition that took the lease, as the listeners see it: its release and loss are reported with it. */
     final AcquisitionContext events;
+    /** What the holders armed to stop their work when the lease is lost. */
+    final LeaseStops stops = new LeaseStops(this);
 
     /**
      * Conservative local estimate of when the store lets the lease run out: send time of the last

@@ -2,6 +2,8 @@ package dev.dlock.core;
 
 import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /** One acquisition's view of a {@link Lease}: re-entrant acquisitions share the lease, each with a handle of its own. */
@@ -14,6 +16,8 @@ final class LeaseHandle implements LockHandle {
     /** True when this acquisition re-entered a lease its thread already held through an outer handle. */
     private final boolean reentrant;
     private volatile int closed;
+    /** The loss reactions armed through this handle, disarmed when it closes; guarded by this. */
+    private List<LeaseStops.Armed> reactions;
 
     /** The lease this handle releases (engine tests and models look at it). */
     Lease lease() {
@@ -82,7 +86,56 @@ final class LeaseHandle implements LockHandle {
     }
 
     @Override
+    public LossReaction onLeaseLost(Runnable stop) {
+        if (stop == null) {
+            throw new IllegalArgumentException("onLeaseLost: the reaction is null");
+        }
+        return armed(stop, null);
+    }
+
+    @Override
+    public LossReaction interruptOnLeaseLost() {
+        return armed(null, Thread.currentThread());
+    }
+
+    private LossReaction armed(Runnable stop, Thread interrupt) {
+        if (closed != 0) {
+            throw new IllegalStateException(lease + " was released through this handle; a loss reaction is armed only while it is held");
+        }
+        LeaseStops.Armed reaction = lease.stops.arm(stop, interrupt);
+        synchronized (this) {
+            if (reactions == null) {
+                reactions = new ArrayList<>(1);
+            }
+            reactions.add(reaction);
+        }
+        if (closed != 0) {
+            // Closed while arming: the close may have missed it.
+            reaction.close();
+        }
+        return reaction;
+    }
+
+    /** Disarms the reactions armed through this handle; only the interrupts when {@code interruptsOnly} (the work left the thread). */
+    private void disarm(boolean interruptsOnly) {
+        List<LeaseStops.Armed> armed;
+        synchronized (this) {
+            if (reactions == null) {
+                return;
+            }
+            armed = new ArrayList<>(reactions);
+            if (interruptsOnly) {
+                armed.removeIf(reaction -> !reaction.interrupts());
+            }
+            reactions.removeAll(armed);
+        }
+        armed.forEach(LeaseStops.Armed::close);
+    }
+
+    @Override
     public LockHandle detachFromThread() {
+        // The work moves off this thread: an interrupt would now hit whatever the thread does next.
+        disarm(true);
         // A re-entrant hold only borrows the outer acquisition's lease: the outer holder keeps it.
         if (!reentrant) {
             lease.ownerThread = null;
@@ -105,6 +158,8 @@ final class LeaseHandle implements LockHandle {
             throw new IllegalStateException(lease + " was already released through this handle: a handle is closed once "
                     + "(try-with-resources closes it; do not also close it inside the block)");
         }
+        // Before the release: a loss found from now on ends no work, the work has ended.
+        disarm(false);
         lease.manager.releases.release(lease, !reentrant);
     }
 

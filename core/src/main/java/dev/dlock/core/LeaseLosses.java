@@ -60,6 +60,7 @@ final class LeaseLosses {
 
     /** {@link #reportLost(Lease, boolean)}, from the events thread when {@code offThread} (a store's thread found it). */
     private void reportLost(Lease lease, boolean byRenewal, boolean offThread) {
+        lease.stops.leaseLost();
         manager.releases.endTurn(lease);
         log.warn("dlock lease lost: {}: {}", lease, lease.lostReason);
         LockListener listener = manager.listener;

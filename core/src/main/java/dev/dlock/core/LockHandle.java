@@ -77,11 +77,37 @@ public interface LockHandle extends AutoCloseable {
     void extend(Duration leaseTime, Duration lockAtLeastFor);
 
     /**
+     * Stops the work when the lease is lost: runs {@code stop} once, on the engine's events thread, as soon as the lease
+     * is known lost — a renewal or the store's session found it, an operator forced it, the manager shut down — while the
+     * returned reaction is armed; at once (on that thread) when it is lost already. Never after a clean release: closing
+     * this handle disarms it first. Meant for cancelling asynchronous work ({@code future.cancel}, a subscription's
+     * {@code dispose}, a coroutine's {@code cancel}); {@code stop} must be quick, and what it throws is logged. Stopping
+     * is cooperative and late by nature: the store may have let the key go before the loss was known, so a fencing token
+     * stays the only guarantee that a stale holder's write is refused (docs/fencing.md).
+     *
+     * @throws IllegalStateException when this handle was closed
+     */
+    LossReaction onLeaseLost(Runnable stop);
+
+    /**
+     * Interrupts the calling thread when the lease is lost, as {@link #onLeaseLost} runs a reaction: for a section that
+     * blocks in {@code Thread.sleep}, a {@code BlockingQueue}, an interruptible channel or a JDBC driver that honours
+     * interrupts. No interrupt lands after the reaction is closed (closing the handle, or
+     * {@link #detachFromThread()}, closes it), and one it made is cleared when it is closed on this thread, so the
+     * thread releases and returns to its pool uninterrupted; the release still reports the loss.
+     * {@link LockRequest.Builder#stopWorkOnLeaseLost} arms this for a blocking acquisition.
+     *
+     * @throws IllegalStateException when this handle was closed
+     */
+    LossReaction interruptOnLeaseLost();
+
+    /**
      * Unbinds the lock from the thread that acquired it, so it can be released later by whichever
      * thread finishes the work (for example when a {@code CompletableFuture} completes). After this,
      * the acquiring thread no longer re-enters the lock by asking for the key again. A re-entrant
      * acquisition (the thread already held the key through an outer handle) stays bound to the
-     * thread: detaching it only lets another thread close it, and the outer holder keeps the key.
+     * thread: detaching it only lets another thread close it, and the outer holder keeps the key. An
+     * {@link #interruptOnLeaseLost()} armed through this handle is closed: the work leaves the thread.
      */
     LockHandle detachFromThread();
 

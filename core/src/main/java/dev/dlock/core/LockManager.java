@@ -162,10 +162,18 @@ public final class LockManager implements AutoCloseable {
     public LockHandle acquire(LockRequest request) {
         Acquisition.Outcome attempt = attempt(request);
         if (attempt.handle() != null) {
-            return attempt.handle();
+            return withStops(request, attempt.handle());
         }
         throw new LockNotAcquiredException(request.name(), request.key(), attempt.failure(), Duration.ofNanos(attempt.waitedNanos()),
                 waitTimeOf(request));
+    }
+
+    /** {@code handle}, interrupting this thread when its lease is lost if the request asked for it. */
+    private static LockHandle withStops(LockRequest request, LockHandle handle) {
+        if (request.stopWorkOnLeaseLost()) {
+            handle.interruptOnLeaseLost();
+        }
+        return handle;
     }
 
     /** Tries {@code key} once, without waiting; empty when someone else holds it. */
@@ -180,7 +188,8 @@ public final class LockManager implements AutoCloseable {
      * @throws LockBackendException when the store cannot be reached
      */
     public Optional<LockHandle> tryAcquire(LockRequest request) {
-        return Optional.ofNullable(attempt(request).handle());
+        LockHandle handle = attempt(request).handle();
+        return Optional.ofNullable(handle == null ? null : withStops(request, handle));
     }
 
     /**

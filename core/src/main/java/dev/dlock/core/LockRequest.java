@@ -30,6 +30,7 @@ public final class LockRequest {
     private final Duration abortCheckInterval;
     private final String callSite;
     private final boolean readsFencingToken;
+    private final boolean stopWorkOnLeaseLost;
 
     private LockRequest(Builder builder) {
         this.key = builder.key;
@@ -42,6 +43,7 @@ public final class LockRequest {
         this.abortCheckInterval = builder.abortCheckInterval;
         this.callSite = builder.callSite;
         this.readsFencingToken = builder.readsFencingToken;
+        this.stopWorkOnLeaseLost = builder.stopWorkOnLeaseLost;
     }
 
     /** Starts a request for {@code key}; the key is validated when the request is used. */
@@ -105,6 +107,11 @@ public final class LockRequest {
         return readsFencingToken;
     }
 
+    /** Whether a blocking acquisition interrupts its thread when the lease is lost ({@link Builder#stopWorkOnLeaseLost}). */
+    public boolean stopWorkOnLeaseLost() {
+        return stopWorkOnLeaseLost;
+    }
+
     /** Builds a {@link LockRequest}. */
     public static final class Builder {
         private final String key;
@@ -117,6 +124,7 @@ public final class LockRequest {
         private Duration abortCheckInterval = DEFAULT_ABORT_CHECK_INTERVAL;
         private String callSite;
         private boolean readsFencingToken;
+        private boolean stopWorkOnLeaseLost;
 
         private Builder(String key) {
             this.key = key;
@@ -189,6 +197,17 @@ public final class LockRequest {
          */
         public Builder readsFencingToken(boolean reads) {
             this.readsFencingToken = reads;
+            return this;
+        }
+
+        /**
+         * Stops the holder's work when the lease is lost (default false): {@link LockManager#acquire},
+         * {@link LockManager#tryAcquire} and {@link LockManager#withLock} arm {@link LockHandle#interruptOnLeaseLost()} for
+         * the acquiring thread, until the handle is closed or detached from it. An asynchronous holder arms its own
+         * reaction with {@link LockHandle#onLeaseLost}; {@link LockManager#acquireAsync} arms none.
+         */
+        public Builder stopWorkOnLeaseLost(boolean stop) {
+            this.stopWorkOnLeaseLost = stop;
             return this;
         }
 

@@ -155,7 +155,8 @@ public class DistributedLockAutoConfiguration {
                                             DistributedLockProperties properties) {
             LockAspectSupport.Builder builder = LockAspectSupport.builder(lockManager)
                     .beanFactory(beanFactory)
-                    .placeholderResolver(environment::resolveRequiredPlaceholders);
+                    .placeholderResolver(environment::resolveRequiredPlaceholders)
+                    .stopWorkOnLeaseLost(properties.isStopWorkOnLeaseLost());
             set(PREFIX + ".abort-check-interval", () -> builder.abortCheckInterval(properties.getAbortCheckInterval()));
             return builder.build();
         }

@@ -49,6 +49,12 @@ public class DistributedLockProperties {
     private LeaseLostPolicy onLeaseLost = LockManager.DEFAULT_LEASE_LOST_POLICY;
 
     /**
+     * Whether a locked method's work is stopped when its lease is lost while it runs, for methods whose annotation says
+     * whenLeaseLost = DEFAULT: a blocking method's thread is interrupted, an async result cancelled.
+     */
+    private boolean stopWorkOnLeaseLost;
+
+    /**
      * Whether a released lock passes straight to the next thread of this instance waiting for the same key, when
      * the store supports it (Redis, in-memory): one store call with a fresh fencing token instead of a release
      * and an acquisition; once another instance has asked for the key, at most 8 more in a row, then the key is
@@ -151,6 +157,16 @@ public class DistributedLockProperties {
     /** What releasing a lost lease does. */
     public LeaseLostPolicy getOnLeaseLost() {
         return onLeaseLost;
+    }
+
+    /** Whether locked methods' work is stopped when the lease is lost. */
+    public boolean isStopWorkOnLeaseLost() {
+        return stopWorkOnLeaseLost;
+    }
+
+    /** Sets whether locked methods' work is stopped when the lease is lost. */
+    public void setStopWorkOnLeaseLost(boolean stopWorkOnLeaseLost) {
+        this.stopWorkOnLeaseLost = stopWorkOnLeaseLost;
     }
 
     /** Sets what releasing a lost lease does ({@code throw} or {@code log}). */

@@ -1013,6 +1013,149 @@ public abstract class LockBackendContractTest {
         assertThat(locks.admin().heldLocks()).isEmpty();
     }
 
+    // ------------------------------------------------------------------ stopping the work of a lost lease
+
+    /**
+     * Runs a section that blocks in a queue for a minute under {@code request} on a thread of its own; the future holds
+     * what the section and its release saw, once both are done.
+     */
+    private CompletableFuture<String> blockedSection(LockManager locks, LockRequest request, CountDownLatch entered) {
+        CompletableFuture<String> seen = new CompletableFuture<>();
+        start(() -> {
+            AtomicReference<String> inside = new AtomicReference<>("not run");
+            String release;
+            try {
+                locks.withLock(request, () -> {
+                    entered.countDown();
+                    try {
+                        new java.util.concurrent.ArrayBlockingQueue<String>(1).poll(60, TimeUnit.SECONDS);
+                        inside.set("ran to its end");
+                    } catch (InterruptedException e) {
+                        inside.set("interrupted");
+                    }
+                    return null;
+                });
+                release = "release went through";
+            } catch (LockLostException e) {
+                release = "release reported the loss";
+            } catch (RuntimeException e) {
+                release = "release threw " + e;
+            }
+            seen.complete(inside.get() + "; " + release + (Thread.currentThread().isInterrupted() ? "; thread left interrupted" : ""));
+        });
+        return seen;
+    }
+
+    private LockRequest stoppingWork() {
+        return LockRequest.builder(key).stopWorkOnLeaseLost(true).waitTime(Duration.ofSeconds(5)).build();
+    }
+
+    /** The key deleted behind the holder's back (a renewal, or the store's session, finds it): its section is interrupted. */
+    @Test
+    void aSectionThatStopsOnLeaseLostIsInterruptedWhenItsKeyIsDeleted() throws Exception {
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)));
+        CountDownLatch entered = new CountDownLatch(1);
+        CompletableFuture<String> seen = blockedSection(locks, stoppingWork(), entered);
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        deleteKey(key);
+
+        assertThat(seen.get(15, TimeUnit.SECONDS)).isEqualTo("interrupted; release reported the loss");
+    }
+
+    /** Another JVM's forced release: the holder learns it (at once, or at its next renewal) and its section is interrupted. */
+    @Test
+    void anotherJvmsForcedReleaseInterruptsASectionThatStopsOnLeaseLost() throws Exception {
+        assumeTrue(newBackend().capabilities().holderInspection().isPresent(), "the store cannot force a release");
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofSeconds(3)));
+        LockManager operator = manager();
+        CountDownLatch entered = new CountDownLatch(1);
+        CompletableFuture<String> seen = blockedSection(locks, stoppingWork(), entered);
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(operator.admin().forceRelease(key)).as("the holders removed").hasSize(1);
+
+        // Within a renewal (1 s) where the store does not tell at once; generous for a loaded machine.
+        assertThat(seen.get(15, TimeUnit.SECONDS)).isEqualTo("interrupted; release reported the loss");
+        try (LockHandle next = operator.acquire(key, Duration.ZERO)) {
+            assertThat(next.isHeld()).as("the key, free after the stopped section").isTrue();
+        }
+    }
+
+    /** Without asking, a section runs on after its loss; only its release reports it. */
+    @Test
+    void aSectionThatDoesNotAskRunsOnAfterItsLoss() throws Exception {
+        CountDownLatch lost = new CountDownLatch(1);
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)).listener(losses(lost)));
+        AtomicReference<String> inside = new AtomicReference<>();
+        try {
+            locks.withLock(LockRequest.builder(key).build(), () -> {
+                deleteKey(key);
+                assertThat(lost.await(15, TimeUnit.SECONDS)).as("the loss reported").isTrue();
+                Thread.sleep(100);
+                inside.set("ran to its end");
+                return null;
+            });
+        } catch (LockLostException expected) {
+            inside.set(inside.get() + "; release reported the loss");
+        }
+        assertThat(inside.get()).isEqualTo("ran to its end; release reported the loss");
+    }
+
+    /** An asynchronous holder's reaction (here cancelling its work) runs once when its key is deleted. */
+    @Test
+    void anAsynchronousHoldersReactionRunsWhenItsKeyIsDeleted() throws Exception {
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)));
+        LockHandle held = locks.acquireAsync(LockRequest.builder(key).build()).get(10, TimeUnit.SECONDS);
+        CompletableFuture<String> work = new CompletableFuture<>();
+        AtomicInteger runs = new AtomicInteger();
+        held.onLeaseLost(() -> {
+            runs.incrementAndGet();
+            work.cancel(false);
+        });
+
+        deleteKey(key);
+
+        awaitTrue(Duration.ofSeconds(15), work::isCancelled);
+        assertThatThrownBy(held::close).isInstanceOf(LockLostException.class);
+        assertThat(runs).hasValue(1);
+    }
+
+    /** The manager's shutdown ends its leases: a section that stops on lease lost is interrupted, and the key is free. */
+    @Test
+    void closingTheManagerInterruptsItsSectionsThatStopOnLeaseLost() throws Exception {
+        LockManager locks = manager(newBackend(), b -> b.shutdownGracePeriod(Duration.ZERO));
+        CountDownLatch entered = new CountDownLatch(1);
+        CompletableFuture<String> seen = blockedSection(locks, stoppingWork(), entered);
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        locks.close();
+
+        assertThat(seen.get(15, TimeUnit.SECONDS)).startsWith("interrupted; release ");
+        assertFree(manager(), key, "after the shutdown freed what it held");
+    }
+
+    /** A clean release disarms the reaction: a later loss of the key (another holder's) stops nothing here. */
+    @Test
+    void aCleanReleaseLeavesNothingToStopWhenTheKeyIsLostLater() throws Exception {
+        LockManager locks = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)));
+        AtomicInteger runs = new AtomicInteger();
+        LockHandle held = locks.acquire(stoppingWork());
+        held.onLeaseLost(runs::incrementAndGet);
+        held.close();
+        LockManager next = manager(newBackend(), b -> b.leaseTime(Duration.ofMillis(900)));
+        CountDownLatch nextLost = new CountDownLatch(1);
+        LockHandle nextHeld = next.acquire(key, Duration.ofSeconds(5));
+        nextHeld.onLeaseLost(nextLost::countDown);
+
+        deleteKey(key);
+
+        assertThat(nextLost.await(15, TimeUnit.SECONDS)).as("the next holder's loss, found").isTrue();
+        assertThat(runs).as("the released holder's reaction").hasValue(0);
+        assertThat(Thread.interrupted()).as("the released holder's thread").isFalse();
+        assertThatThrownBy(nextHeld::close).isInstanceOf(LockLostException.class);
+    }
+
     @Test
     void aWipedStoreIsReportedLostAndTheLogPolicyDoesNotThrow() throws Exception {
         CountDownLatch lost = new CountDownLatch(1);

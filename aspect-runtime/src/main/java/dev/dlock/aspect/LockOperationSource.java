@@ -373,6 +373,10 @@ public final class LockOperationSource {
         }
         if (parsed instanceof SpelExpression spel) {
             checkReferences(spel.getAST(), method, attribute, source, problems);
+            String[] names = evaluator.parameterNames().getParameterNames(method);
+            for (String problem : ExpressionPropertyCheck.problems(spel.getAST(), method, names, source)) {
+                problems.add(attribute, problem);
+            }
         }
         return parsed;
     }

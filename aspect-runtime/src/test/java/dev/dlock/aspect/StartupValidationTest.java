@@ -459,6 +459,30 @@ class StartupValidationTest {
                 .contains(why);
     }
 
+    public static class MisspeltPropertyOfARecord {
+        @DistributedLock(key = "#order.idd")
+        public void run(LockOperationSourcePropertyCheckTest.Order order) {
+        }
+    }
+
+    /**
+     * A property the parameter's record does not have fails the start like an unknown parameter, naming the type and
+     * what it has (before, the start passed and every call failed with SpEL's EL1008E).
+     */
+    @Test
+    void aPropertyTheRecordLacksFailsTheStart() {
+        Throwable failure = catchThrowable(() -> TestContexts.start(context -> {
+            context.register(TestContexts.DefaultLocking.class);
+            context.registerBean(MisspeltPropertyOfARecord.class);
+        }).close());
+        assertThat(findLockAnnotationException(failure).getMessage())
+                .contains("1 invalid @DistributedLock annotation(s)")
+                .contains("Invalid @DistributedLock on " + MisspeltPropertyOfARecord.class.getName() + ".run(Order): attribute 'key': "
+                        + "expression '#order.idd' refers to 'idd' of '#order', but "
+                        + LockOperationSourcePropertyCheckTest.Order.class.getName() + " has no such property")
+                .contains("Order has: customer, id");
+    }
+
     @Test
     void missingParameterNamesSayToCompileWithParameters() throws Exception {
         Path dir = Files.createTempDirectory("dlock-no-parameters");

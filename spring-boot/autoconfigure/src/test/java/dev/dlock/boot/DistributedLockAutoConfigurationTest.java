@@ -483,6 +483,68 @@ class DistributedLockAutoConfigurationTest {
         });
     }
 
+    /** A locked method that blocks until interrupted, saying whether it was. */
+    static class BlockingWorker {
+        final java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+
+        @dev.dlock.annotation.DistributedLock(name = "worker", key = "#id")
+        public String work(String id) {
+            entered.countDown();
+            try {
+                Thread.sleep(60_000);
+                return "slept its minute";
+            } catch (InterruptedException e) {
+                return "interrupted";
+            }
+        }
+
+        /** The latch, read through the proxy (whose own fields are not the bean's). */
+        public java.util.concurrent.CountDownLatch entered() {
+            return entered;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class WorkerConfiguration {
+        @Bean
+        BlockingWorker blockingWorker() {
+            return new BlockingWorker();
+        }
+    }
+
+    /** {@code dlock.stop-work-on-lease-lost=true}: a method with {@code whenLeaseLost = DEFAULT} is interrupted by a forced release. */
+    @ParameterizedTest(name = "dlock.stop-work-on-lease-lost={0}")
+    @org.junit.jupiter.params.provider.CsvSource({"true, interrupted", "false, slept its minute"})
+    void stopWorkOnLeaseLostIsTheAnnotationsDefault(boolean stop, String expected) {
+        runner.withConfiguration(AutoConfigurations.of(org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
+                .withUserConfiguration(WorkerConfiguration.class)
+                .withPropertyValues(url(), "dlock.stop-work-on-lease-lost=" + stop)
+                .run(context -> {
+                    BlockingWorker worker = context.getBean(BlockingWorker.class);
+                    LockManager locks = context.getBean(LockManager.class);
+                    java.util.concurrent.CompletableFuture<String> outcome = new java.util.concurrent.CompletableFuture<>();
+                    Thread caller = new Thread(() -> {
+                        try {
+                            outcome.complete(worker.work("42"));
+                        } catch (RuntimeException e) {
+                            outcome.complete(e.getClass().getSimpleName() + " after " + (stop ? "interrupted" : "its run"));
+                        }
+                    });
+                    caller.setDaemon(true);
+                    caller.start();
+                    assertThat(worker.entered().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                    assertThat(locks.admin().forceRelease("worker", "worker:42")).hasSize(1);
+                    if (stop) {
+                        assertThat(outcome.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("LockLostException after interrupted");
+                    } else {
+                        Thread.sleep(500);
+                        assertThat(outcome).as("still running, not interrupted").isNotDone();
+                        caller.interrupt();
+                        assertThat(outcome.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("LockLostException after its run");
+                    }
+                });
+    }
+
     static Stream<Arguments> rulesOfTheBuilders() {
         return Stream.of(
                 Arguments.of("dlock.wait-time", "-1ms", "must not be negative"),

@@ -241,7 +241,10 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
         Checked.of(redis);
     }
 
-    /** Returns {@code url} when it is a redis:// or rediss:// URL with a host, null when blank; fails naming {@code property} otherwise. */
+    /**
+     * Returns {@code url} when it is a redis:// or rediss:// URL with a host — valkey:// and valkeys:// written as their
+     * Redis equivalents, since Valkey speaks the Redis protocol — null when blank; fails naming {@code property} otherwise.
+     */
     static String validUrl(String property, String url) {
         if (url == null || url.isBlank()) {
             return null;
@@ -260,21 +263,24 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                     urlAdvice(property, null), null);
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+        String redisScheme = switch (scheme) {
+            case "redis", "valkey" -> "redis";
+            case "rediss", "valkeys" -> "rediss";
             // The URL may carry a password: name the scheme only.
-            throw new DistributedLockStartupException(property + " must start with redis:// or rediss://, was a URL with "
-                    + "scheme '" + scheme + "'", urlAdvice(property, null), null);
-        }
+            default -> throw new DistributedLockStartupException(property + " must start with redis://, rediss://, valkey:// "
+                    + "or valkeys://, was a URL with scheme '" + scheme + "'", urlAdvice(property, null), null);
+        };
         if (uri.getHost() == null) {
             throw new DistributedLockStartupException(property + " must name a host, like redis://localhost:6379",
                     urlAdvice(property, null), null);
         }
-        return trimmed;
+        // The clients read only redis:// and rediss:// (TLS by the scheme): the rest of the URL stays as written.
+        return redisScheme + trimmed.substring(scheme.length());
     }
 
     /** How to write a Redis URL, with {@code example} (safe to show) or a generic one. */
     private static String urlAdvice(String property, String example) {
-        return "Write " + property + " as redis://host:port (rediss://host:port for TLS), "
+        return "Write " + property + " as redis://host:port (rediss://host:port for TLS; valkey:// and valkeys:// work too), "
                 + (example != null ? "here " + example : "for example redis://localhost:6379")
                 + "; a user, password and database go in as redis://user:password@host:port/0.";
     }

@@ -271,6 +271,32 @@ class DistributedLockAutoConfigurationTest {
                         .hasStackTraceContaining("WRONGPASS"));
     }
 
+    /**
+     * valkey:// is accepted where redis:// is (Valkey speaks the Redis protocol; the server here is Redis, no Valkey
+     * server can be had on this machine), and valkeys:// means TLS as rediss:// does.
+     */
+    @Test
+    void valkeyUrlsAreAcceptedAsTheirRedisEquivalents() {
+        try (Jedis admin = redis.admin()) {
+            admin.aclSetUser("valkey-user", "on", ">s3cret", "~*", "&*", "+@all");
+        }
+        runner.withPropertyValues("dlock.redis.url=valkey://valkey-user:s3cret@" + redis.host() + ":" + redis.port() + "/2")
+                .run(context -> {
+                    lockOnce(context.getBean(LockManager.class), "over-valkey-url");
+                    try (Jedis admin = redis.admin()) {
+                        assertThat(admin.clientList()).contains("user=valkey-user");
+                        admin.select(2);
+                        assertThat(admin.keys("dlock:*")).isNotEmpty();
+                    }
+                });
+        assertThat(RedisConnectionSettings.validUrl("dlock.redis.url", "VALKEYS://u:p@cache.example:6390/1"))
+                .isEqualTo("rediss://u:p@cache.example:6390/1");
+        assertThat(RedisConnectionSettings.validUrl("dlock.redis.url", "valkey://cache.example:6390"))
+                .isEqualTo("redis://cache.example:6390");
+        assertThatThrownBy(() -> RedisConnectionSettings.validUrl("dlock.redis.url", "memcache://cache.example:6390"))
+                .hasMessageContaining("redis://, rediss://, valkey:// or valkeys://");
+    }
+
     /** dlock.verify-on-start (on by default): a Redis that does not answer stops the start, naming the URL to fix. */
     @Test
     void aRedisThatDoesNotAnswerFailsTheStartNamingTheUrl() {

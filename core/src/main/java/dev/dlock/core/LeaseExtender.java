@@ -102,7 +102,7 @@ final class LeaseExtender {
                 throw new LockLostException(lease.lockName, lease.key, "not extended: no renewal of the "
                         + lease.leaseMillis + " ms lease was confirmed in time, so the store may have let the key go");
             }
-            lease.manager.losses.leaseLost(lease, "the fixed lease of " + lease.leaseMillis + " ms ran out before it was extended", false);
+            lease.manager.losses.leaseLost(lease, "the fixed lease of " + lease.leaseMillis + " ms had run out when an extension was asked for", false);
         }
         if (lease.recordedState() == LockState.LOST) {
             throw new LockLostException(lease.lockName, lease.key, lease.lostReason);

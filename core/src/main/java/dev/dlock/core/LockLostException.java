@@ -13,7 +13,7 @@ public class LockLostException extends DistributedLockException {
 
     /** Creates the exception for lock {@code lockName} on {@code key}, with why the lease was lost. */
     public LockLostException(String lockName, String key, String why) {
-        super("Lock '" + lockName + "' on key '" + key + "' was lost before release: " + why);
+        super("Lock '" + lockName + "' on key '" + key + "' is lost: " + why);
         this.lockName = lockName;
         this.key = key;
     }

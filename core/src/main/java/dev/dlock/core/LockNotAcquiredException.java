@@ -30,7 +30,7 @@ public class LockNotAcquiredException extends DistributedLockException {
 
     /** Creates the exception for lock {@code lockName} on {@code key}, whose acquisition allowed a wait of {@code waitTime}. */
     public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited, Duration waitTime) {
-        super(message(lockName, key, reason, waited));
+        super(message(lockName, key, reason, waited, waitTime));
         this.lockName = lockName;
         this.key = key;
         this.reason = reason;
@@ -38,9 +38,12 @@ public class LockNotAcquiredException extends DistributedLockException {
         this.waitTime = waitTime;
     }
 
-    private static String message(String lockName, String key, Reason reason, Duration waited) {
+    private static String message(String lockName, String key, Reason reason, Duration waited, Duration waitTime) {
         String why = switch (reason) {
-            case TIMEOUT -> "still held by another owner after waiting " + waited.toMillis() + " ms";
+            // A single try did not wait: the time it took was the store's round trip, not a wait.
+            case TIMEOUT -> waitTime != null && waitTime.isZero()
+                    ? "held by another owner (tried once: the wait time is 0)"
+                    : "still held by another owner after waiting " + waited.toMillis() + " ms";
             case ABORTED -> "abort condition became true after " + waited.toMillis() + " ms";
             case INTERRUPTED -> "interrupted after waiting " + waited.toMillis() + " ms";
         };

@@ -183,4 +183,21 @@ class LeaseExtensionTest extends EngineTestSupport {
             Thread.currentThread().interrupt();
         }
     }
+
+    /**
+     * An extension asked for after a fixed lease ran out says so, and so does the release after it (was: "was lost
+     * before release: ... ran out before it was extended", from both the extension and the release).
+     */
+    @Test
+    void anExtensionOfARunOutLeaseAndTheReleaseAfterItSayWhatHappened() throws Exception {
+        LockManager locks = manager();
+        LockHandle held = locks.acquire(LockRequest.builder(key).leaseTime(Duration.ofMillis(60)).build());
+        await("the fixed lease to run out", Duration.ofSeconds(10), () -> !held.isHeld());
+
+        assertThatThrownBy(() -> held.extend(Duration.ofSeconds(1))).isInstanceOf(LockLostException.class)
+                .hasMessage("Lock 'default' on key '" + key + "' is lost: the fixed lease of 60 ms had run out when an "
+                        + "extension was asked for");
+        assertThatThrownBy(held::close).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("is lost: the fixed lease of 60 ms had run out when an extension was asked for");
+    }
 }

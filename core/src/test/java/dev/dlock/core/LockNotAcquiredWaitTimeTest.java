@@ -35,6 +35,21 @@ class LockNotAcquiredWaitTimeTest extends EngineTestSupport {
         }
     }
 
+    /** A single try says it tried once, not that it "waited" the store's round trip (was: "after waiting 14 ms"). */
+    @Test
+    void aSingleTrySaysItTriedOnceAndAWaitSaysHowLong() {
+        LockManager holder = manager();
+        LockManager caller = manager();
+        try (LockHandle held = holder.acquire(key, Duration.ZERO)) {
+            assertThatThrownBy(() -> caller.acquire(key, Duration.ZERO)).isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessage("Lock '" + LockRequest.DEFAULT_NAME + "' on key '" + key
+                            + "' not acquired: held by another owner (tried once: the wait time is 0)");
+            assertThatThrownBy(() -> caller.acquire(key, Duration.ofMillis(30))).isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("still held by another owner after waiting ").hasMessageEndingWith(" ms");
+            assertThat(held.isHeld()).isTrue();
+        }
+    }
+
     @Test
     void anExceptionMadeElsewhereDoesNotKnowIt() {
         assertThat(new LockNotAcquiredException("orders", "orders:1", LockNotAcquiredException.Reason.TIMEOUT, Duration.ZERO)

@@ -46,10 +46,11 @@ class UnknownPropertyCheck implements BeanFactoryPostProcessor, EnvironmentAware
     public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
         List<String> unknown = unknown(environment);
         if (!unknown.isEmpty()) {
-            throw new IllegalStateException("dlock has no propert" + (unknown.size() == 1 ? "y " : "ies ")
+            // A startup exception, as a bad value's: Boot's failure report shows it, not a stack trace.
+            throw new DistributedLockStartupException("dlock has no propert" + (unknown.size() == 1 ? "y " : "ies ")
                     + String.join(", ", unknown) + ": a misspelt name is ignored, and dlock would lock with its defaults "
-                    + "or fallbacks instead (for Redis: spring.data.redis.*, else localhost:6379). Fix the name; the "
-                    + "dlock.* properties are listed in docs/spring-boot.md and in your IDE's completion");
+                    + "or fallbacks instead (for Redis: spring.data.redis.*, else localhost:6379)",
+                    "Fix the name; the dlock.* properties are listed in docs/spring-boot.md and in your IDE's completion.", null);
         }
     }
 

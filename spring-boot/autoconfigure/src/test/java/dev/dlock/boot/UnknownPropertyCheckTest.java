@@ -82,4 +82,27 @@ class UnknownPropertyCheckTest {
         environment.getPropertySources().addFirst(new MapPropertySource("test properties", properties));
         return environment;
     }
+
+    /**
+     * A misspelt name gets Spring Boot's failure report (description and action), as a bad value does, not a raw stack
+     * trace (was: an IllegalStateException no failure analyzer knew).
+     */
+    @Test
+    void aMisspeltNameFailsTheStartWithBootsFailureReport() {
+        org.springframework.boot.SpringApplication application = new org.springframework.boot.SpringApplication(Empty.class);
+        application.setWebApplicationType(org.springframework.boot.WebApplicationType.NONE);
+        application.setDefaultProperties(Map.of("dlock.redis.ulr", "redis://localhost:6390", "dlock.store", "in-memory"));
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(application::run);
+
+        org.springframework.boot.diagnostics.FailureAnalysis analysis = new DistributedLockFailureAnalyzer().analyze(failure);
+        assertThat(analysis).as("dlock's failure analyzer recognises it").isNotNull();
+        assertThat(analysis.getDescription()).contains("dlock.redis.ulr");
+        assertThat(analysis.getAction()).contains("Fix the name");
+    }
+
+    /** An application with only dlock's auto-configuration. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @org.springframework.boot.autoconfigure.ImportAutoConfiguration(DistributedLockAutoConfiguration.class)
+    static class Empty {
+    }
 }

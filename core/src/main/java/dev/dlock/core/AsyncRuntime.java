@@ -32,10 +32,13 @@ final class AsyncRuntime implements Executor {
     private final Runnable stopThreads;
     private final Set<AsyncAcquisition> pending = ConcurrentHashMap.newKeySet();
 
-    /** The runtime of a manager: a pool of daemon threads for store calls and one timer thread. */
-    static AsyncRuntime withOwnThreads() {
+    /**
+     * The runtime of a manager: a pool of daemon threads for store calls — virtual threads when {@code virtual} (Java
+     * 21+), still at most {@value #STORE_THREADS} calls at once — and one timer thread.
+     */
+    static AsyncRuntime withOwnThreads(boolean virtual) {
         ThreadPoolExecutor storeCalls = new ThreadPoolExecutor(STORE_THREADS, STORE_THREADS, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemons("dlock-async-"));
+                new LinkedBlockingQueue<>(), virtual ? virtualThreads("dlock-async-vt-") : daemons("dlock-async-"));
         storeCalls.allowCoreThreadTimeOut(true);
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemons("dlock-async-timer-"));
         timer.setRemoveOnCancelPolicy(true);
@@ -82,7 +85,13 @@ final class AsyncRuntime implements Executor {
     /** A manager's runtime: made with threads of its own on first use, unless a model checker's was given before. */
     static final class OnFirstUse {
         private final Object lock = new Object();
+        private final boolean virtual;
         private volatile AsyncRuntime runtime;
+
+        /** Makes its store-call threads virtual when {@code virtual}. */
+        OnFirstUse(boolean virtual) {
+            this.virtual = virtual;
+        }
 
         /** The runtime, made now when none was. */
         AsyncRuntime get() {
@@ -91,7 +100,7 @@ final class AsyncRuntime implements Executor {
                 synchronized (lock) {
                     made = runtime;
                     if (made == null) {
-                        made = withOwnThreads();
+                        made = withOwnThreads(virtual);
                         runtime = made;
                     }
                 }
@@ -115,6 +124,24 @@ final class AsyncRuntime implements Executor {
             if (made != null) {
                 made.close();
             }
+        }
+    }
+
+    /**
+     * A factory of virtual threads named {@code prefix} and a count, through {@code Thread.ofVirtual()} found by
+     * reflection: the engine compiles for Java 17, which has none.
+     *
+     * @throws IllegalStateException on a Java without virtual threads (before 21)
+     */
+    static ThreadFactory virtualThreads(String prefix) {
+        try {
+            Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+            Class<?> builderType = Class.forName("java.lang.Thread$Builder");
+            builder = builderType.getMethod("name", String.class, long.class).invoke(builder, prefix, 1L);
+            return (ThreadFactory) builderType.getMethod("factory").invoke(builder);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("dlock's asynchronous store calls cannot run on virtual threads on Java "
+                    + Runtime.version().feature() + ": virtual threads need Java 21 or later", e);
         }
     }
 

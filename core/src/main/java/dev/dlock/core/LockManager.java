@@ -85,7 +85,7 @@ public final class LockManager implements AutoCloseable {
     final LeaseRelease releases;
     final OwnerTokens ownerTokens;
     /** The threads of asynchronous acquisitions, made on first use. */
-    private final AsyncRuntime.OnFirstUse asyncRuntime = new AsyncRuntime.OnFirstUse();
+    private final AsyncRuntime.OnFirstUse asyncRuntime;
     /** The keys in use, each with its local turn, leases and release notices. */
     final KeyGates gates = new KeyGates();
     /** Marks leases lost and tells their holders. */
@@ -131,6 +131,7 @@ public final class LockManager implements AutoCloseable {
         this.lockOrder = builder.lockOrderWarnings
                 ? new LockOrderMonitor(LockOrderMonitor.DEFAULT_MAX_ORDERS, listener::onLockOrderInversion) : null;
         this.shutdownGracePeriod = builder.shutdownGracePeriod;
+        this.asyncRuntime = new AsyncRuntime.OnFirstUse(builder.virtualThreads);
     }
 
     /** Starts configuring a manager over {@code backend}. */
@@ -468,6 +469,7 @@ public final class LockManager implements AutoCloseable {
         private LeaseLostPolicy leaseLostPolicy = DEFAULT_LEASE_LOST_POLICY;
         private final List<LockListener> listeners = new ArrayList<>();
         private String watchdogThreadName = "dlock-watchdog";
+        private boolean virtualThreads;
         private boolean localHandOff = true;
         private Duration holdBackAfterStreak = DEFAULT_HOLD_BACK_AFTER_STREAK;
         private boolean lockOrderWarnings = true;
@@ -564,6 +566,22 @@ public final class LockManager implements AutoCloseable {
          */
         public Builder shutdownGracePeriod(Duration gracePeriod) {
             this.shutdownGracePeriod = validGracePeriod(gracePeriod);
+            return this;
+        }
+
+        /**
+         * Runs the store calls of asynchronous acquisitions ({@link LockManager#acquireAsync}, the aspect's
+         * {@code CompletableFuture}, {@code Mono} and coroutine methods) on virtual threads instead of platform threads
+         * (default false; Spring Boot sets it from {@code spring.threads.virtual.enabled}). Still at most 64 store calls
+         * at once.
+         *
+         * @throws IllegalStateException when true on a Java without virtual threads (before 21)
+         */
+        public Builder virtualThreads(boolean virtual) {
+            if (virtual) {
+                AsyncRuntime.virtualThreads("dlock-check-");
+            }
+            this.virtualThreads = virtual;
             return this;
         }
 

@@ -91,6 +91,39 @@ class StopWorkOnLeaseLostTest extends EngineTestSupport {
         assertThat(seen.get(10, TimeUnit.SECONDS)).isEqualTo("interrupted, lease LOST; release reported the loss");
     }
 
+    /** A virtual thread's section (Java 21+; the build runs these tests on JDK 25 too) is interrupted as a platform thread's. */
+    @Test
+    void aVirtualThreadsSectionIsInterruptedByAForcedRelease() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "no virtual threads on this Java");
+        LockManager locks = manager();
+        LockManager operator = manager();
+        CountDownLatch entered = new CountDownLatch(1);
+        CompletableFuture<String> seen = new CompletableFuture<>();
+        Thread holder = AsyncRuntime.virtualThreads("stop-test-vt-").newThread(() -> {
+            String inside;
+            try {
+                inside = locks.withLock(stopping(), () -> {
+                    entered.countDown();
+                    try {
+                        new ArrayBlockingQueue<String>(1).poll(BLOCKED_SECONDS, TimeUnit.SECONDS);
+                        return "ran to its end";
+                    } catch (InterruptedException e) {
+                        return "interrupted";
+                    }
+                });
+            } catch (LockLostException e) {
+                inside = "release reported the loss";
+            }
+            seen.complete(inside + (Thread.currentThread().isInterrupted() ? ", thread left interrupted" : ""));
+        });
+        holder.start();
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        operator.admin().forceRelease(key);
+
+        assertThat(seen.get(10, TimeUnit.SECONDS)).isEqualTo("release reported the loss");
+    }
+
     @Test
     void aRenewalThatFindsTheKeyGoneInterruptsASectionAsleep() throws Exception {
         LockManager locks = manager(store, b -> b.leaseTime(Duration.ofMillis(900)));

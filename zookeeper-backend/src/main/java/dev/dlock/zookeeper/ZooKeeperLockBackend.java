@@ -37,6 +37,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link LockBackend} on ZooKeeper, over a Curator client: each key is a queue of ephemeral sequential nodes under
@@ -92,6 +93,11 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         ScheduledFuture<?> expiry;
         /** Kept for a retired owner until lockAtLeastFor ends ({@link #shorten}): no holder will release it. */
         boolean retired;
+        /**
+         * Held across this owner's ZooKeeper calls, so that its acquire, renewal, release and expiry never interleave.
+         * Not a monitor: a virtual thread blocked in a ZooKeeper call under a monitor would pin its carrier (before JDK 24).
+         */
+        final ReentrantLock lock = new ReentrantLock();
 
         Entry(String owner, String key, String keyPath) {
             this.owner = owner;
@@ -130,7 +136,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         if (!entry.key.equals(key)) {
             throw new IllegalArgumentException("owner '" + owner + "' is already used for key '" + entry.key + "', not '" + key + "'");
         }
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             try {
                 return attempt(entry, owner, leaseMillis);
             } catch (InterruptedException e) {
@@ -140,6 +147,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             } catch (Exception e) {
                 throw failure("acquire key '" + key + "'", e);
             }
+        } finally {
+            entry.lock.unlock();
         }
     }
 
@@ -250,7 +259,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
 
     /** A fixed lease ran out: the owner's node goes, so the next in the queue gets the key. */
     private void expire(Entry entry, String owner) {
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             if (entry.state != State.HELD || entries.get(owner) != entry) {
                 return;
             }
@@ -260,6 +270,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             if (entry.retired) {
                 entries.remove(owner, entry);
             }
+        } finally {
+            entry.lock.unlock();
         }
     }
 
@@ -300,15 +312,19 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         }
         Entry repeat = entries.get(nextOwner);
         if (repeat != null && repeat.key.equals(key)) {
-            synchronized (repeat) {
+            repeat.lock.lock();
+            try {
                 return repeat.state == State.HELD ? RenewalResult.RENEWED : RenewalResult.EXPIRED;
+            } finally {
+                repeat.lock.unlock();
             }
         }
         Entry entry = entries.get(owner);
         if (entry == null || !entry.key.equals(key)) {
             return RenewalResult.EXPIRED;
         }
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             if (entry.state != State.HELD || entries.get(owner) != entry) {
                 return RenewalResult.EXPIRED;
             }
@@ -329,6 +345,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             entries.put(nextOwner, entry);
             scheduleExpiry(entry, nextOwner, leaseMillis);
             return RenewalResult.RENEWED;
+        } finally {
+            entry.lock.unlock();
         }
     }
 
@@ -342,7 +360,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             // Nothing was taken through this backend for this owner, or its release was already confirmed.
             return ReleaseResult.NOT_OWNER;
         }
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             switch (entry.state) {
                 case QUEUED, LOST, EXPIRED -> {
                     // Not held (any more): make sure nothing is left queued or blocking, and say so.
@@ -372,6 +391,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
                     return ReleaseResult.RELEASED;
                 }
             }
+        } finally {
+            entry.lock.unlock();
         }
     }
 
@@ -382,11 +403,14 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         if (entry == null || !entry.key.equals(key)) {
             return;
         }
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             if (entry.state != State.DELETING) {
                 forget(entry);
                 entries.remove(owner, entry);
             }
+        } finally {
+            entry.lock.unlock();
         }
     }
 
@@ -513,7 +537,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
 
     private void lost(Entry entry, String reason) {
         String owner;
-        synchronized (entry) {
+        entry.lock.lock();
+        try {
             if (entry.state != State.HELD) {
                 return;
             }
@@ -521,6 +546,8 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
             entry.state = State.LOST;
             cancelExpiry(entry);
             owner = entry.owner;
+        } finally {
+            entry.lock.unlock();
         }
         for (LeaseLossListener listener : lossListeners) {
             try {
@@ -553,13 +580,16 @@ public final class ZooKeeperLockBackend implements LockBackend, SessionLeases, L
         scheduler.shutdownNow();
         // Keys kept for lockAtLeastFor would otherwise stay with the session, which the client's owner may keep open.
         for (Entry entry : entries.values()) {
-            synchronized (entry) {
+            entry.lock.lock();
+            try {
                 if (entry.retired && entry.state == State.HELD) {
                     entry.state = State.EXPIRED;
                     heldNodes.remove(entry.nodePath, entry);
                     deleteInBackground(entry.nodePath);
                     entries.remove(entry.owner, entry);
                 }
+            } finally {
+                entry.lock.unlock();
             }
         }
     }

@@ -72,7 +72,8 @@ public class DistributedLockAutoConfiguration {
         LockBackend backend = backends.getIfAvailable(() -> {
             throw noStore(environment);
         });
-        LockManager.Builder builder = configure(LockManager.builder(backend), properties);
+        LockManager.Builder builder = configure(LockManager.builder(backend), properties)
+                .virtualThreads(virtualThreadsActive(environment));
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }
@@ -118,6 +119,14 @@ public class DistributedLockAutoConfiguration {
     @ConditionalOnBooleanProperty(name = PREFIX + ".verify-on-start", matchIfMissing = true)
     VerifyOnStart dlockVerifyOnStart(ObjectProvider<LockManager> lockManager, ObjectProvider<StoreStartupCheck> checks) {
         return new VerifyOnStart(lockManager, checks);
+    }
+
+    /**
+     * Whether the application runs on virtual threads, as Spring Boot's own {@code Threading.VIRTUAL} decides it
+     * ({@code spring.threads.virtual.enabled} on Java 21+); read here because that class moved between the Boot lines.
+     */
+    static boolean virtualThreadsActive(Environment environment) {
+        return environment.getProperty("spring.threads.virtual.enabled", Boolean.class, false) && Runtime.version().feature() >= 21;
     }
 
     /** Hands the lock manager's {@code dlock.*} values to {@code builder}, each refused value naming its property. */

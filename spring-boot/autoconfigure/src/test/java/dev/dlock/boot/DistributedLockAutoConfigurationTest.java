@@ -101,6 +101,26 @@ class DistributedLockAutoConfigurationTest {
         });
     }
 
+    /**
+     * spring.threads.virtual.enabled puts dlock's asynchronous store calls on virtual threads where Boot would use them
+     * (Java 21+) and is ignored before, as Boot ignores it: the start never fails for it.
+     */
+    @Test
+    void virtualThreadsFollowSpringThreadsVirtualEnabled() {
+        runner.withPropertyValues(url(), "spring.threads.virtual.enabled=true").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(DistributedLockAutoConfiguration.virtualThreadsActive(context.getEnvironment()))
+                    .isEqualTo(Runtime.version().feature() >= 21);
+            LockManager locks = context.getBean(LockManager.class);
+            try (LockHandle held = locks.acquireAsync(dev.dlock.core.LockRequest.builder("virtual-async").build())
+                    .get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                assertThat(held.isHeld()).isTrue();
+            }
+        });
+        runner.withPropertyValues(url()).run(context ->
+                assertThat(DistributedLockAutoConfiguration.virtualThreadsActive(context.getEnvironment())).isFalse());
+    }
+
     @Test
     void healthReportsTheWatchdogStallsOfTheLockManager() {
         runner.withPropertyValues(url()).run(context -> {

@@ -70,6 +70,11 @@ final class RedisKeys {
         return lockKey(key) + ":permits";
     }
 
+    /** The number of permits {@code key}'s holders took it with; same slot as the lock key. */
+    String permitsCountKey(String key) {
+        return lockKey(key) + ":permits:n";
+    }
+
     /** The Redis key that records a lease of {@code kind} on {@code key}: its owner key, or the set it is a member of. */
     String leaseKey(LockKind kind, String key) {
         return switch (kind.mode()) {

@@ -27,6 +27,7 @@ import dev.dlock.core.spi.LocalHandOff;
 import dev.dlock.core.spi.LockBackend;
 import dev.dlock.core.LockBackendException;
 import dev.dlock.core.LockKind;
+import dev.dlock.core.PermitsMismatchException;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalGrouping;
 import dev.dlock.core.spi.RenewalResult;
@@ -84,6 +85,8 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
     private static final String ISSUE_NOW = "issue";
     private static final String ISSUE_ON_REQUEST = "on-request";
     private static final long ACQUIRED = 1;
+    /** permits_acquire.lua's answer when the key's holders took it with another number of permits. */
+    private static final long PERMITS_DIFFER = 2;
     /** The most refused owners {@link #refusedOwners} keeps: far more than acquisitions wait at once in one JVM. */
     private static final int MAX_REFUSED_OWNERS = 10_000;
     /** What the fast path's SET NX answers when it took the key, in the acquire script's shape. */
@@ -232,7 +235,7 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
             case WRITE -> acquire(WRITE_ACQUIRE, kind, key, owner,
                     List.of(keys.writerKey(key), keys.readersKey(key), keys.writerWaitingKey(key), counter),
                     List.of(owner, lease, counterTtlMillis, waiterTimeoutMillis));
-            case PERMITS -> acquire(PERMITS_ACQUIRE, kind, key, owner, List.of(keys.permitsKey(key), counter),
+            case PERMITS -> acquire(PERMITS_ACQUIRE, kind, key, owner, List.of(keys.permitsKey(key), counter, keys.permitsCountKey(key)),
                     List.of(owner, lease, counterTtlMillis, Integer.toString(kind.permits())));
         };
     }
@@ -322,6 +325,9 @@ public final class RedisLockBackend implements LockBackend, RenewalGrouping, Loc
         }
         if (status == ACQUIRED) {
             return new AcquireResult.Acquired(value);
+        }
+        if (status == PERMITS_DIFFER) {
+            throw new PermitsMismatchException(key, (int) value, kind.permits());
         }
         return result.size() > 2 ? new AcquireResult.Held(value, (int) toLong(result.get(2))) : new AcquireResult.Held(value);
     }

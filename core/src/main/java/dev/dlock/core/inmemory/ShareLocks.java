@@ -1,6 +1,7 @@
 package dev.dlock.core.inmemory;
 
 import dev.dlock.core.LockKind;
+import dev.dlock.core.PermitsMismatchException;
 import dev.dlock.core.spi.AcquireResult;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
@@ -35,6 +36,12 @@ final class ShareLocks extends KeyRecords<ShareLocks.Shares> {
             created[0] = existing == null;
             Shares shares = existing != null ? existing : new Shares(now);
             shares.purge(now);
+            if (kind.mode() == LockKind.Mode.PERMITS) {
+                if (!shares.holders.isEmpty() && shares.permits != kind.permits() && shares.permits != 0) {
+                    // Thrown out of compute: the record stays as it was, nothing taken.
+                    throw new PermitsMismatchException(key, shares.permits, kind.permits());
+                }
+            }
             long wait = kind.mode() == LockKind.Mode.WRITE ? shares.writeRefusal(owner, now, store.waiterTimeoutNanos())
                     : shares.shareRefusal(kind, owner, now);
             if (wait >= 0) {
@@ -51,6 +58,9 @@ final class ShareLocks extends KeyRecords<ShareLocks.Shares> {
                 }
             } else {
                 shares.holders.put(owner, now + leaseNanos);
+                if (kind.mode() == LockKind.Mode.PERMITS) {
+                    shares.permits = kind.permits();
+                }
             }
             shares.busyUntil(now + leaseNanos);
             result[0] = new AcquireResult.Acquired(token);
@@ -221,6 +231,8 @@ final class ShareLocks extends KeyRecords<ShareLocks.Shares> {
         long waitingWriterEndsAtNanos;
         /** Volatile: a release of another kind of the key reads it outside this record's compute. */
         volatile long lastToken;
+        /** How many permits the holders took the key with (0 before the first): a different number is refused. */
+        int permits;
         /** The latest end of anything this record held or awaited: it is idle from then on at the latest. */
         long busyUntilNanos;
 

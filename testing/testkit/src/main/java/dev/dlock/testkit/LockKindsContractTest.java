@@ -10,6 +10,7 @@ import dev.dlock.core.LockListener;
 import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockRequest;
+import dev.dlock.core.PermitsMismatchException;
 import dev.dlock.core.spi.ReleaseResult;
 import dev.dlock.core.spi.RenewalResult;
 import org.assertj.core.api.SoftAssertions;
@@ -143,6 +144,34 @@ public abstract class LockKindsContractTest {
     }
 
     // ------------------------------------------------------------------ permits
+
+    /**
+     * Two applications that disagree on a semaphore's size: the second is refused, naming both numbers, while the first's
+     * holders hold it (was: 5 holders at once, silently), and takes it with its own number once the key is free.
+     */
+    @Test
+    void aDifferentNumberOfPermitsIsRefusedWhileTheKeyIsHeldAndTakesAFreeKey() throws Exception {
+        assumeSupports(LockKind.Mode.PERMITS);
+        LockManager threes = manager();
+        LockManager fives = manager();
+        LockHandle held = take(threes, request(LockKind.permits(3), Duration.ZERO));
+
+        assertThatThrownBy(() -> take(fives, request(LockKind.permits(5), Duration.ofSeconds(1))))
+                .isInstanceOfSatisfying(PermitsMismatchException.class, e -> {
+                    assertThat(e.held()).isEqualTo(3);
+                    assertThat(e.asked()).isEqualTo(5);
+                })
+                .hasMessageContaining("held with 3 permits").hasMessageContaining("asked for 5");
+        assertThat(tryFromOtherThread(fives, LockKind.permits(3))).as("the same number, still taken").isPresent()
+                .get().satisfies(LockHandle::close);
+
+        held.close();
+        try (LockHandle five = take(fives, request(LockKind.permits(5), Duration.ofSeconds(5)))) {
+            assertThat(five.isHeld()).as("a free key takes the new number").isTrue();
+            assertThatThrownBy(() -> take(threes, request(LockKind.permits(3), Duration.ZERO)))
+                    .isInstanceOf(PermitsMismatchException.class).hasMessageContaining("held with 5 permits");
+        }
+    }
 
     @Test
     void threePermitsAreHeldAtOnceAndAFourthWaitsForOne() throws Exception {

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -50,7 +51,7 @@ public final class AcquisitionContext {
      * Keeps {@code value} for this acquisition's later events under {@code slot} (compared with {@code equals}; a
      * listener usually passes itself); a null value removes it.
      */
-    public synchronized void put(Object slot, Object value) {
+    public synchronized void put(Object slot, @Nullable Object value) {
         Objects.requireNonNull(slot, "slot");
         for (int i = 0; i < attachments.length; i += 2) {
             if (attachments[i].equals(slot)) {
@@ -74,7 +75,7 @@ public final class AcquisitionContext {
     }
 
     /** What {@link #put} kept under {@code slot}, or null. */
-    public synchronized <T> T get(Object slot, Class<T> type) {
+    public synchronized <T> @Nullable T get(Object slot, Class<T> type) {
         for (int i = 0; i < attachments.length; i += 2) {
             if (attachments[i].equals(slot)) {
                 return type.cast(attachments[i + 1]);

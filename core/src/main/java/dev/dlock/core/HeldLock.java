@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.dlock.core.spi.AcquireResult;
 import java.time.Duration;
 
@@ -11,8 +12,8 @@ import java.time.Duration;
  * @param fencingToken the token issued to the holder, or {@link #TOKEN_NOT_ISSUED} while a store that issues tokens on
  *                     request has not been asked for it (reading diagnostics never asks)
  */
-public record HeldLock(String lockName, String key, String holderThread, Duration heldFor,
-                       Duration leaseExpiresIn, long renewals, long fencingToken, boolean watchdogManaged,
+public record HeldLock(String lockName, String key, @Nullable String holderThread, Duration heldFor,
+                       @Nullable Duration leaseExpiresIn, long renewals, long fencingToken, boolean watchdogManaged,
                        LockState state) {
 
     /** The {@link #fencingToken()} of a hold whose token is not issued yet. */

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.StoredHolder;
@@ -70,7 +71,7 @@ public final class LockAdmin {
      * @throws LockKeyException when the key is null, blank or too long
      * @throws LockBackendException when the store cannot be reached
      */
-    public List<LockHolder> holders(LockKind kind, String key) {
+    public List<LockHolder> holders(@Nullable LockKind kind, String key) {
         LockManager.validKey(key);
         Optional<HolderInspection> inspection = manager.capabilities().holderInspection();
         if (inspection.isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import java.util.regex.Pattern;
 
 /**
@@ -22,7 +23,7 @@ public class LockBackendException extends DistributedLockException {
     private static final Pattern HANG_UP_WORDS = Pattern.compile("(?i)broken pipe|connection reset by peer");
 
     /** Creates the exception for a store failure dlock found itself; {@code cause} is an earlier dlock failure, or null. */
-    public LockBackendException(String message, DistributedLockException cause) {
+    public LockBackendException(String message, @Nullable DistributedLockException cause) {
         super(message == null ? null : HANG_UP_WORDS.matcher(message).replaceAll(words -> words.group().replace(' ', '-')),
                 cause);
     }
@@ -45,7 +46,7 @@ public class LockBackendException extends DistributedLockException {
      * The store client's exception behind this failure or the dlock failure it was caused by (a driver's
      * {@code SQLException}, say, to read its SQL state); null when dlock found the failure itself.
      */
-    public Throwable storeException() {
+    public @Nullable Throwable storeException() {
         if (storeException != null) {
             return storeException;
         }

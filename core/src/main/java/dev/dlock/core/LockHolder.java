@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.dlock.core.spi.StoredHolder;
 
 import java.time.Duration;
@@ -18,7 +19,7 @@ import java.time.Instant;
  * @param owner            the owner token itself: whoever has it can release the key, so {@link #toString()} leaves it
  *                         out (a holder logged or shown is never a way to release the lock)
  */
-public record LockHolder(String instance, String holder, Instant acquiredAt, Duration leaseRemaining, String owner) {
+public record LockHolder(String instance, String holder, @Nullable Instant acquiredAt, @Nullable Duration leaseRemaining, String owner) {
 
     /** Decodes a stored holder's owner token; a token of another format is reported with unknown instance and holder. */
     public static LockHolder of(StoredHolder stored) {

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.dlock.core.spi.BackendCapabilities;
 import dev.dlock.core.spi.HolderInspection;
 import dev.dlock.core.spi.LockBackend;
@@ -235,12 +236,12 @@ public final class LockManager implements AutoCloseable {
     }
 
     /** Runs {@code work} holding {@code key}, waiting up to {@code waitTime} for it, and releases it on every exit path. */
-    public <T, E extends Exception> T withLock(String key, Duration waitTime, LockCallback<T, E> work) throws E {
+    public <T extends @Nullable Object, E extends Exception> T withLock(String key, Duration waitTime, LockCallback<T, E> work) throws E {
         return withLock(LockRequest.builder(key).waitTime(waitTime).build(), work);
     }
 
     /** Runs {@code work} holding the lock {@code request} describes, and releases it on every exit path. */
-    public <T, E extends Exception> T withLock(LockRequest request, LockCallback<T, E> work) throws E {
+    public <T extends @Nullable Object, E extends Exception> T withLock(LockRequest request, LockCallback<T, E> work) throws E {
         try (LockHandle ignored = acquire(request)) {
             return work.call();
         }

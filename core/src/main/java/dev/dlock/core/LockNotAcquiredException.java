@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import java.time.Duration;
 
 /** The lock was not acquired: the wait expired, was aborted or interrupted. Nothing is left held. */
@@ -29,7 +30,7 @@ public class LockNotAcquiredException extends DistributedLockException {
     }
 
     /** Creates the exception for lock {@code lockName} on {@code key}, whose acquisition allowed a wait of {@code waitTime}. */
-    public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited, Duration waitTime) {
+    public LockNotAcquiredException(String lockName, String key, Reason reason, Duration waited, @Nullable Duration waitTime) {
         super(message(lockName, key, reason, waited, waitTime));
         this.lockName = lockName;
         this.key = key;
@@ -38,7 +39,7 @@ public class LockNotAcquiredException extends DistributedLockException {
         this.waitTime = waitTime;
     }
 
-    private static String message(String lockName, String key, Reason reason, Duration waited, Duration waitTime) {
+    private static String message(String lockName, String key, Reason reason, Duration waited, @Nullable Duration waitTime) {
         String why = switch (reason) {
             // A single try did not wait: the time it took was the store's round trip, not a wait.
             case TIMEOUT -> waitTime != null && waitTime.isZero()
@@ -74,7 +75,7 @@ public class LockNotAcquiredException extends DistributedLockException {
      * The wait the acquisition allowed (its request's wait time, or the manager's default); {@code Duration.ZERO} for a
      * single try; null when not known (an exception made by other code).
      */
-    public Duration waitTime() {
+    public @Nullable Duration waitTime() {
         return waitTime;
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
@@ -23,12 +24,12 @@ public final class LockRequest {
     private final String key;
     private final LockKind kind;
     private final String name;
-    private final Duration waitTime;
-    private final Duration leaseTime;
-    private final Duration lockAtLeastFor;
-    private final BooleanSupplier abortIf;
+    private final @Nullable Duration waitTime;
+    private final @Nullable Duration leaseTime;
+    private final @Nullable Duration lockAtLeastFor;
+    private final @Nullable BooleanSupplier abortIf;
     private final Duration abortCheckInterval;
-    private final String callSite;
+    private final @Nullable String callSite;
     private final boolean readsFencingToken;
     private final boolean stopWorkOnLeaseLost;
 
@@ -67,12 +68,12 @@ public final class LockRequest {
     }
 
     /** How long to wait for a held key; null means the manager's default. */
-    public Duration waitTime() {
+    public @Nullable Duration waitTime() {
         return waitTime;
     }
 
     /** A fixed lease with no renewal; null means a watchdog-managed lease. */
-    public Duration leaseTime() {
+    public @Nullable Duration leaseTime() {
         return leaseTime;
     }
 
@@ -80,12 +81,12 @@ public final class LockRequest {
      * How long after acquisition the key stays taken even when released earlier, so that a job run
      * on one node is not run again by a node that comes a moment later; null for none.
      */
-    public Duration lockAtLeastFor() {
+    public @Nullable Duration lockAtLeastFor() {
         return lockAtLeastFor;
     }
 
     /** Gives up the attempt when it returns true; null when there is none. */
-    public BooleanSupplier abortIf() {
+    public @Nullable BooleanSupplier abortIf() {
         return abortIf;
     }
 
@@ -95,7 +96,7 @@ public final class LockRequest {
     }
 
     /** Who takes the lock, for lock-order warnings (the aspect gives the method); null when not given. */
-    public String callSite() {
+    public @Nullable String callSite() {
         return callSite;
     }
 
@@ -117,12 +118,12 @@ public final class LockRequest {
         private final String key;
         private LockKind kind = LockKind.EXCLUSIVE;
         private String name = DEFAULT_NAME;
-        private Duration waitTime;
-        private Duration leaseTime;
-        private Duration lockAtLeastFor;
-        private BooleanSupplier abortIf;
+        private @Nullable Duration waitTime;
+        private @Nullable Duration leaseTime;
+        private @Nullable Duration lockAtLeastFor;
+        private @Nullable BooleanSupplier abortIf;
         private Duration abortCheckInterval = DEFAULT_ABORT_CHECK_INTERVAL;
-        private String callSite;
+        private @Nullable String callSite;
         private boolean readsFencingToken;
         private boolean stopWorkOnLeaseLost;
 
@@ -152,7 +153,7 @@ public final class LockRequest {
         }
 
         /** Sets a fixed lease that is never renewed (at least {@link LockRequest#MIN_LEASE_TIME}); null restores the watchdog-managed lease. */
-        public Builder leaseTime(Duration leaseTime) {
+        public Builder leaseTime(@Nullable Duration leaseTime) {
             this.leaseTime = validLeaseTime(leaseTime);
             return this;
         }
@@ -162,13 +163,13 @@ public final class LockRequest {
          * earlier (a release then only shortens the lease to what is left); null for none. With a fixed
          * lease it must not exceed the lease.
          */
-        public Builder lockAtLeastFor(Duration lockAtLeastFor) {
+        public Builder lockAtLeastFor(@Nullable Duration lockAtLeastFor) {
             this.lockAtLeastFor = validLockAtLeastFor(lockAtLeastFor, leaseTime);
             return this;
         }
 
         /** Sets a condition checked before waiting, at every wake-up, and once after acquiring. */
-        public Builder abortIf(BooleanSupplier abortIf) {
+        public Builder abortIf(@Nullable BooleanSupplier abortIf) {
             this.abortIf = abortIf;
             return this;
         }
@@ -183,7 +184,7 @@ public final class LockRequest {
          * Names who takes the lock, such as {@code OrderService.transfer(..)}, in lock-order warnings (bounded: a
          * code location, never an id); without it the warning names the first caller outside dlock.
          */
-        public Builder callSite(String callSite) {
+        public Builder callSite(@Nullable String callSite) {
             this.callSite = callSite;
             return this;
         }
@@ -244,7 +245,7 @@ public final class LockRequest {
      *
      * @throws IllegalArgumentException when {@code leaseTime} is shorter than {@link #MIN_LEASE_TIME}
      */
-    public static Duration validLeaseTime(Duration leaseTime) {
+    public static @Nullable Duration validLeaseTime(@Nullable Duration leaseTime) {
         if (leaseTime != null && leaseTime.compareTo(MIN_LEASE_TIME) < 0) {
             throw new IllegalArgumentException("leaseTime must be at least " + MIN_LEASE_TIME.toMillis() + " ms, was "
                     + leaseTime + ": a shorter lease can run out in the store before the reply that grants it "
@@ -260,7 +261,7 @@ public final class LockRequest {
      *
      * @throws IllegalArgumentException otherwise
      */
-    public static Duration validLockAtLeastFor(Duration lockAtLeastFor, Duration leaseTime) {
+    public static @Nullable Duration validLockAtLeastFor(@Nullable Duration lockAtLeastFor, @Nullable Duration leaseTime) {
         if (lockAtLeastFor == null) {
             return null;
         }

@@ -1,5 +1,6 @@
 package dev.dlock.core;
 
+import org.jspecify.annotations.Nullable;
 import java.util.OptionalLong;
 
 import dev.dlock.core.spi.FencingTokens;
@@ -26,7 +27,7 @@ public class StaleFencingTokenException extends DistributedLockException {
      * Creates the exception for {@code resource}, refusing {@code offeredToken}; {@code acceptedToken}
      * is the token the resource holds, or null when it could not be read.
      */
-    public StaleFencingTokenException(String resource, long offeredToken, Long acceptedToken) {
+    public StaleFencingTokenException(String resource, long offeredToken, @Nullable Long acceptedToken) {
         super("Stale fencing token for " + resource + ": offered " + offeredToken
                 + (acceptedToken == null ? "" : ", but " + acceptedToken + " was already accepted")
                 + "; the lock was lost and a newer holder has written, so this write was refused"

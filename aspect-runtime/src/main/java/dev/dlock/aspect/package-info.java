@@ -1,0 +1,5 @@
+/** The {@code @DistributedLock} aspect for Spring: its support, SpEL, {@code LockContext}, startup validation. Not null unless marked {@code @Nullable} (JSpecify). */
+@NullMarked
+package dev.dlock.aspect;
+
+import org.jspecify.annotations.NullMarked;

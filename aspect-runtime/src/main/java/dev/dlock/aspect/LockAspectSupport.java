@@ -137,10 +137,8 @@ public class LockAspectSupport {
         if (operation == null) {
             return invocation.proceed(args);
         }
-        // Expressions see the arguments the Kotlin caller passed, never a suspend function's continuation.
-        Object[] visible = operation.suspending() ? SuspendingLocks.userArguments(args) : args;
         Call call = new Call(operation, target, args,
-                evaluator.context(operation.method(), visible, target, targetClass), invocation);
+                evaluator.context(operation.method(), args, operation.suspending(), target, targetClass), invocation);
         if (!conditionHolds(call)) {
             return invocation.proceed(args);
         }

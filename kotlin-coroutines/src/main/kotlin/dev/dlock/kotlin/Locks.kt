@@ -33,10 +33,14 @@ private val log = LoggerFactory.getLogger("dev.dlock.kotlin.Locks")
  * With [LockRequest.stopWorkOnLeaseLost], a lost lease cancels [block] at once (its next suspension point throws), and
  * the caller gets [LockLostException] rather than a cancellation; the caller's own coroutine is not cancelled.
  *
- * Not re-entrant: the engine's re-entry is by thread, and a coroutine is not a thread. A `withLock` on the same key
- * inside [block] waits for the outer one, and fails when its wait time runs out; pass what needs the lock down instead.
+ * Not re-entrant: the engine's re-entry is by thread, and a coroutine is not a thread. A `withLockSuspending` on the
+ * same key inside [block] waits for the outer one, and fails when its wait time runs out; pass what needs the lock down
+ * instead.
+ *
+ * Named apart from the blocking [LockManager.withLock], which as a member would always win over an extension of the
+ * same name in Kotlin (and whose lambda cannot suspend).
  */
-public suspend fun <T> LockManager.withLock(request: LockRequest, block: suspend () -> T): T {
+public suspend fun <T> LockManager.withLockSuspending(request: LockRequest, block: suspend () -> T): T {
     val handle = acquireSuspending(this, request)
     var failure: Throwable? = null
     try {
@@ -49,9 +53,9 @@ public suspend fun <T> LockManager.withLock(request: LockRequest, block: suspend
     }
 }
 
-/** [withLock] on [key] (the lock manager's key, `<name>:<key>` for a named lock), waiting at most [waitTime]. */
-public suspend fun <T> LockManager.withLock(key: String, waitTime: Duration, block: suspend () -> T): T =
-    withLock(LockRequest.builder(key).waitTime(waitTime).build(), block)
+/** [withLockSuspending] on [key] (the lock manager's key, `<name>:<key>` for a named lock), waiting at most [waitTime]. */
+public suspend fun <T> LockManager.withLockSuspending(key: String, waitTime: Duration, block: suspend () -> T): T =
+    withLockSuspending(LockRequest.builder(key).waitTime(waitTime).build(), block)
 
 /** Acquires without blocking: suspends until the engine's future completes, and cancels it when the caller goes. */
 private suspend fun acquireSuspending(manager: LockManager, request: LockRequest): LockHandle =
@@ -80,7 +84,7 @@ private suspend fun <T> stoppedOnLoss(handle: LockHandle, block: suspend () -> T
             val section = coroutineContext.job
             handle.onLeaseLost {
                 val loss = LockLostException(handle.lockName(), handle.key(),
-                    "the lease was lost while the block of withLock ran, so it was cancelled (stopWorkOnLeaseLost)")
+                    "the lease was lost while the block of withLockSuspending ran, so it was cancelled (stopWorkOnLeaseLost)")
                 lost.set(loss)
                 section.cancel(CancellationException(loss.message, loss))
             }
@@ -110,6 +114,6 @@ private fun releaseDropped(handle: LockHandle) {
     try {
         handle.close()
     } catch (e: RuntimeException) {
-        log.warn("dlock: releasing lock '{}' for a cancelled withLock failed", handle.lockName(), e)
+        log.warn("dlock: releasing lock '{}' for a cancelled withLockSuspending failed", handle.lockName(), e)
     }
 }

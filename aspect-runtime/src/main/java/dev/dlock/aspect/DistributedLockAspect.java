@@ -4,6 +4,7 @@ import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
 import org.aspectj.lang.reflect.MethodSignature;
+import org.springframework.aop.aspectj.MethodInvocationProceedingJoinPoint;
 import org.springframework.core.Ordered;
 
 import java.util.Objects;
@@ -73,6 +74,11 @@ public class DistributedLockAspect implements Ordered {
                     + "DistributedLockAspect.configureWoven(LockAspectSupport.builder(lockManager).build()) at startup");
         }
         MethodSignature signature = (MethodSignature) joinPoint.getSignature();
+        if (!(joinPoint instanceof MethodInvocationProceedingJoinPoint) && SuspendingLocks.isSuspending(signature.getMethod())) {
+            // Woven code proceeds into the bare function, which returns at its first suspension: nothing to hold the lock to.
+            throw new IllegalStateException("@DistributedLock on the suspend function " + LockOperationSource.describe(
+                    signature.getMethod()) + " works through Spring AOP proxies only, not AspectJ weaving");
+        }
         Object[] args = joinPoint.getArgs();
         // proceed(args) copies the invocation in Spring AOP: only a call whose arguments changed (a fencing token
         // parameter) pays for it.

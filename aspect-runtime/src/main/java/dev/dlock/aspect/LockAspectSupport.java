@@ -12,6 +12,7 @@ import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
@@ -137,7 +138,7 @@ public class LockAspectSupport {
             return invocation.proceed(args);
         }
         Call call = new Call(operation, target, args,
-                evaluator.context(operation.method(), args, target, targetClass), invocation);
+                evaluator.context(operation.method(), args, operation.suspending(), target, targetClass), invocation);
         if (!conditionHolds(call)) {
             return invocation.proceed(args);
         }
@@ -291,18 +292,23 @@ public class LockAspectSupport {
      */
     private static Object[] argumentsWithToken(Call call, List<LockHandle> held) {
         int index = call.operation().tokenParameter();
-        if (index == LockOperation.NO_TOKEN_PARAMETER) {
-            return call.args();
-        }
-        Object[] args = call.args().clone();
-        if (call.operation().tokensByKey()) {
-            Map<String, Long> tokens = new LinkedHashMap<>();
-            for (LockHandle handle : held) {
-                tokens.put(handle.key(), handle.fencingToken());
+        Object[] args = call.args();
+        if (index != LockOperation.NO_TOKEN_PARAMETER) {
+            args = args.clone();
+            if (call.operation().tokensByKey()) {
+                Map<String, Long> tokens = new LinkedHashMap<>();
+                for (LockHandle handle : held) {
+                    tokens.put(handle.key(), handle.fencingToken());
+                }
+                args[index] = Collections.unmodifiableMap(tokens);
+            } else {
+                args[index] = held.get(0).fencingToken();
             }
-            args[index] = Collections.unmodifiableMap(tokens);
-        } else {
-            args[index] = held.get(0).fencingToken();
+        }
+        if (call.operation().suspending()) {
+            // The coroutine runs after this call returns, on its dispatcher's threads: the LockContext goes with it.
+            args = SuspendingLocks.bindContinuation(args, LockContext.resumptions(call.operation().lockName(), held,
+                    call.operation().tokenReads()));
         }
         return args;
     }
@@ -489,6 +495,9 @@ public class LockAspectSupport {
     private Object callFallback(Call call, LockNotAcquiredException failure) throws Throwable {
         LockOperation operation = call.operation();
         Object[] args = call.args();
+        if (operation.suspending()) {
+            return callSuspendingFallback(call, failure);
+        }
         if (operation.fallbackTakesFailure()) {
             Object[] extended = Arrays.copyOf(args, args.length + 1);
             extended[args.length] = failure;
@@ -499,6 +508,22 @@ public class LockAspectSupport {
         } catch (InvocationTargetException e) {
             throw e.getCause();
         }
+    }
+
+    /**
+     * Calls a suspend function's fallback the way Spring AOP calls the function itself: as a coroutine in the caller's
+     * context, returned as the publisher that runs it, so the aspect's result is a {@code Mono} (or {@code Flux}) either way.
+     */
+    private static Object callSuspendingFallback(Call call, LockNotAcquiredException failure) throws Throwable {
+        Object[] args = call.args();
+        if (call.operation().fallbackTakesFailure()) {
+            // The failure goes before the continuation, as the Kotlin declaration lists it.
+            Object[] extended = Arrays.copyOf(args, args.length + 1);
+            extended[args.length - 1] = failure;
+            extended[args.length] = args[args.length - 1];
+            args = extended;
+        }
+        return AopUtils.invokeJoinpointUsingReflection(call.target(), call.operation().fallback(), args);
     }
 
     /** Configures a {@link LockAspectSupport}. */

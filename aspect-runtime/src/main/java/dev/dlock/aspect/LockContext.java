@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The locks held for the {@code @DistributedLock} method running on this thread: its fencing token(s), key(s) and
  * whether the lease is still held. Bound while the method body runs on the calling thread; for a method returning a
  * {@code CompletionStage}, {@code Mono} or {@code Flux}, during the synchronous part of the call only (read the token
- * there and pass it on). Nested locked methods see their own context; the outer one is restored when they return.
+ * there and pass it on); for a Kotlin suspend function, on every resumption of its coroutine until it completes,
+ * whichever thread resumes it. Nested locked methods see their own context; the outer one is restored when they return.
  * Example: docs/annotation.md#inside-the-method-lockcontext.
  */
 public final class LockContext {
@@ -57,6 +58,32 @@ public final class LockContext {
         LockContext context = new LockContext(lockName, handles, CURRENT.get(), tokenReads);
         CURRENT.set(context);
         return context;
+    }
+
+    /**
+     * Binds a context for {@code handles} around each resumption of a coroutine: the thread's own context is put back
+     * after each, so the threads of the coroutine's dispatcher carry nothing from one coroutine to the next.
+     */
+    static CoroutineBinding.ThreadBinding resumptions(String lockName, List<LockHandle> handles,
+                                                      LockOperation.TokenReads tokenReads) {
+        LockContext context = new LockContext(lockName, handles, null, tokenReads);
+        return new CoroutineBinding.ThreadBinding() {
+            @Override
+            public Object enter() {
+                LockContext previous = CURRENT.get();
+                CURRENT.set(context);
+                return previous;
+            }
+
+            @Override
+            public void exit(Object previous) {
+                if (previous == null) {
+                    CURRENT.remove();
+                } else {
+                    CURRENT.set((LockContext) previous);
+                }
+            }
+        };
     }
 
     void exit() {

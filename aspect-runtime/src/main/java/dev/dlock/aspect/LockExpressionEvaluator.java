@@ -36,9 +36,14 @@ final class LockExpressionEvaluator extends CachedExpressionEvaluator {
         return getParameterNameDiscoverer();
     }
 
-    /** A fresh context for one call: {@code #p0}, {@code #a0}, {@code #name} loaded lazily, {@code @bean} references. */
-    EvaluationContext context(Method method, Object[] args, Object target, Class<?> targetClass) {
-        LockExpressionRoot root = new LockExpressionRoot(method, args, target, targetClass);
+    /**
+     * A fresh context for one call: {@code #p0}, {@code #a0}, {@code #name} loaded lazily, {@code @bean} references.
+     * A suspend function's continuation is no argument: Spring's context leaves it out itself (6.1 on), the root's
+     * {@code args} here.
+     */
+    EvaluationContext context(Method method, Object[] args, boolean suspending, Object target, Class<?> targetClass) {
+        LockExpressionRoot root = new LockExpressionRoot(method, suspending ? SuspendingLocks.userArguments(args) : args,
+                target, targetClass);
         MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(root, method, args, getParameterNameDiscoverer());
         if (beanResolver != null) {
             context.setBeanResolver(beanResolver);

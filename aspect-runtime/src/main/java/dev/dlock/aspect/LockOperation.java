@@ -36,13 +36,15 @@ import java.util.List;
  * @param tokenParameter    the index of the {@code @FencingToken} parameter, {@link #NO_TOKEN_PARAMETER} when none
  * @param tokensByKey       whether that parameter is a {@code Map} of every key's token, not one {@code long}
  * @param whenLeaseLost     what happens to the work when the lease is lost, {@code DEFAULT} for the configured default
+ * @param suspending        whether it is a Kotlin suspend function (its last parameter the continuation, not an argument)
  */
 record LockOperation(Method method, AnnotatedElementKey element, String lockName, LockKind kind,
                      List<Expression> keyExpressions, List<String> keySources, boolean multiKey,
                      Expression condition, Expression abortIf, Duration waitTime, Duration leaseTime,
                      Duration lockAtLeastFor, OnFailure onFailure, Method fallback, boolean fallbackTakesFailure,
                      ResultKind resultKind, EmptyResult emptyResult, String callSite, TokenReads tokenReads,
-                     int tokenParameter, boolean tokensByKey, WhenLeaseLost whenLeaseLost) {
+                     int tokenParameter, boolean tokensByKey, WhenLeaseLost whenLeaseLost,
+                     boolean suspending) {
 
     /** {@link #tokenParameter()} of a method without a {@code @FencingToken} parameter. */
     static final int NO_TOKEN_PARAMETER = -1;
@@ -80,9 +82,9 @@ record LockOperation(Method method, AnnotatedElementKey element, String lockName
         PLAIN,
         /** The lock is released when the returned stage completes. */
         COMPLETION_STAGE,
-        /** The lock is taken on subscribe and released on terminate or cancel. */
+        /** The lock is taken on subscribe and released on terminate or cancel; also a Kotlin suspend function's. */
         MONO,
-        /** The lock is taken on subscribe and released on terminate or cancel. */
+        /** The lock is taken on subscribe and released on terminate or cancel; also a suspend function's returning {@code Flow}. */
         FLUX
     }
 

@@ -126,12 +126,16 @@ public final class LockOperationSource {
         if (annotation == null) {
             return null;
         }
-        if (isKotlinSuspendFunction(specific)) {
-            // The aspect sees the first suspension as the return: the lock would go while the coroutine still runs.
-            throw new LockAnnotationException("Invalid @DistributedLock on " + describe(specific) + ": it is a Kotlin "
-                    + "suspend function, whose lock would be released when it first suspends, not when it completes; "
-                    + "lock inside it instead (LockManager.withLock within withContext(Dispatchers.IO)), or return a Mono "
-                    + "or CompletableFuture from a plain function");
+        boolean suspending = SuspendingLocks.isSuspending(specific);
+        if (suspending) {
+            List<String> missing = SuspendingLocks.missingArtifacts();
+            if (!missing.isEmpty()) {
+                // Without them Spring would not run the function as a coroutine, or the lock would not follow it.
+                throw new LockAnnotationException("Invalid @DistributedLock on " + describe(specific) + ": it is a Kotlin "
+                        + "suspend function, which is locked until its coroutine completes only with " + missing
+                        + " on the classpath; add " + (missing.size() == 1 ? "it" : "them") + " (Spring AOP 6.1 or later "
+                        + "runs suspend functions through kotlinx-coroutines-reactor and kotlin-reflect)");
+            }
         }
         AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
         Problems problems = new Problems(specific);
@@ -190,12 +194,17 @@ public final class LockOperationSource {
             if (fallback == null) {
                 fallback = findFallback(specific, targetClass, fallbackName, false);
             }
+            Class<?> returned = suspending ? SuspendingLocks.returnType(specific) : specific.getReturnType();
+            Class<?> fallbackReturned = fallback == null ? null
+                    : suspending ? SuspendingLocks.returnType(fallback) : fallback.getReturnType();
             if (fallback == null) {
-                problems.add("fallback", "no method " + fallbackName + "(" + parameterList(specific.getParameterTypes())
-                        + "[, LockNotAcquiredException]) on " + targetClass.getName());
-            } else if (!ClassUtils.isAssignable(specific.getReturnType(), fallback.getReturnType())) {
-                problems.add("fallback", "fallback " + describe(fallback) + " returns " + fallback.getReturnType().getName()
-                        + ", not assignable to " + specific.getReturnType().getName());
+                problems.add("fallback", "no " + (suspending ? "suspend function " : "method ") + fallbackName + "("
+                        + parameterList(SuspendingLocks.userParameterTypes(specific)) + "[, LockNotAcquiredException])"
+                        + " on " + targetClass.getName() + (suspending ? "; the fallback of a suspend function is a "
+                        + "suspend function too" : ""));
+            } else if (!ClassUtils.isAssignable(returned, fallbackReturned)) {
+                problems.add("fallback", "fallback " + describe(fallback) + " returns " + fallbackReturned.getName()
+                        + ", not assignable to " + returned.getName());
             } else {
                 ReflectionUtils.makeAccessible(fallback);
             }
@@ -207,13 +216,15 @@ public final class LockOperationSource {
         String name = annotation.name().isBlank() ? defaultName(specific) : annotation.name();
         checkOneFamilyPerName(name, kind, specific, problems);
         problems.throwIfAny();
-        ResultKind resultKind = resultKind(specific.getReturnType());
+        ResultKind resultKind = suspending
+                ? (SuspendingLocks.returnsFlow(specific) ? ResultKind.FLUX : ResultKind.MONO)
+                : resultKind(specific.getReturnType());
         return new LockOperation(specific, element, name, kind, List.copyOf(keyExpressions), List.copyOf(keySources), hasKeys,
                 condition, abortIf, waitTime, leaseTime, lockAtLeastFor, onFailure, fallback, fallbackTakesFailure,
                 resultKind, emptyResult(specific, resultKind), defaultName(specific) + "(..)",
                 new LockOperation.TokenReads(annotation.fencingToken() || tokenParameter != LockOperation.NO_TOKEN_PARAMETER),
                 tokenParameter, tokenParameter != LockOperation.NO_TOKEN_PARAMETER
-                        && specific.getParameterTypes()[tokenParameter] == Map.class, annotation.whenLeaseLost());
+                        && specific.getParameterTypes()[tokenParameter] == Map.class, annotation.whenLeaseLost(), suspending);
     }
 
     /**
@@ -404,9 +415,10 @@ public final class LockOperationSource {
         var indexed = INDEXED_ARGUMENT.matcher(variable);
         if (indexed.matches()) {
             int index = Integer.parseInt(indexed.group(1));
-            if (index >= method.getParameterCount()) {
+            int count = SuspendingLocks.userParameterTypes(method).length;
+            if (index >= count) {
                 problems.add(attribute, "expression '" + source + "' refers to '#" + variable + "' but the method has "
-                        + method.getParameterCount() + " parameter(s)");
+                        + count + " parameter(s)");
             }
             return;
         }
@@ -452,14 +464,20 @@ public final class LockOperationSource {
         }
     }
 
+    /**
+     * The fallback {@code name(parameters[, LockNotAcquiredException])}; for a suspend function, a suspend function
+     * with those parameters, the continuation last.
+     */
     private static Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
-        Class<?>[] parameters = method.getParameterTypes();
+        boolean suspending = SuspendingLocks.isSuspending(method);
+        Class<?>[] parameters = SuspendingLocks.userParameterTypes(method);
         for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
             for (Method candidate : type.getDeclaredMethods()) {
-                if (!candidate.getName().equals(name) || candidate.isBridge()) {
+                if (!candidate.getName().equals(name) || candidate.isBridge()
+                        || SuspendingLocks.isSuspending(candidate) != suspending) {
                     continue;
                 }
-                Class<?>[] candidateParameters = candidate.getParameterTypes();
+                Class<?>[] candidateParameters = SuspendingLocks.userParameterTypes(candidate);
                 int expected = parameters.length + (withFailure ? 1 : 0);
                 if (candidateParameters.length != expected
                         || !Arrays.equals(parameters, Arrays.copyOf(candidateParameters, parameters.length))) {
@@ -475,12 +493,6 @@ public final class LockOperationSource {
             }
         }
         return null;
-    }
-
-    /** Kotlin compiles {@code suspend fun f(x)} to {@code Object f(x, Continuation)}. */
-    private static boolean isKotlinSuspendFunction(Method method) {
-        Class<?>[] parameters = method.getParameterTypes();
-        return parameters.length > 0 && parameters[parameters.length - 1].getName().equals("kotlin.coroutines.Continuation");
     }
 
     private static ResultKind resultKind(Class<?> returnType) {

@@ -6,7 +6,6 @@ import dev.dlock.aspect.LockAnnotationException
 import dev.dlock.core.inmemory.InMemoryLockBackend
 import dev.dlock.core.LockManager
 import dev.dlock.testkit.OverlapDetector
-import kotlinx.coroutines.delay
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatThrownBy
 import org.junit.jupiter.api.Test
@@ -30,15 +29,6 @@ open class Counter {
         } finally {
             detector.exit()
         }
-    }
-}
-
-/** A Kotlin bean with a locked suspend function: the start must fail, never lock the wrong span of time. */
-open class Loader {
-    @DistributedLock(name = "loader", key = "#id")
-    open suspend fun load(id: String): String {
-        delay(10)
-        return id
     }
 }
 
@@ -69,12 +59,6 @@ open class Counting {
 }
 
 @Configuration(proxyBeanMethods = false)
-open class Loading {
-    @Bean
-    open fun loader() = Loader()
-}
-
-@Configuration(proxyBeanMethods = false)
 open class Reporting {
     @Bean
     open fun reports() = Reports()
@@ -88,9 +72,8 @@ open class Posting {
 
 /**
  * {@code @DistributedLock} on Kotlin beans compiled by the Kotlin compiler: a plain function locks
- * (overlap detector at zero under 8 threads), and a suspend function — which the aspect would see
- * return at its first suspension, releasing the lock while the coroutine still runs — fails the
- * start with a message naming the function and what to do instead.
+ * (overlap detector at zero under 8 threads), and a function Spring cannot proxy fails the start
+ * naming it. Suspend functions: SuspendFunctionsTest.
  */
 class KotlinBeansTest {
 
@@ -126,13 +109,5 @@ class KotlinBeansTest {
         assertThatThrownBy { AnnotationConfigApplicationContext(Locking::class.java, Posting::class.java).close() }
             .hasStackTraceContaining("Ledger")
             .hasStackTraceContaining("final class")
-    }
-
-    @Test
-    fun aLockedSuspendFunctionFailsTheStartNamingIt() {
-        assertThatThrownBy { AnnotationConfigApplicationContext(Locking::class.java, Loading::class.java).close() }
-            .isInstanceOf(LockAnnotationException::class.java)
-            .hasMessageContaining("Loader.load(String, Continuation)")
-            .hasMessageContaining("suspend function, whose lock would be released when it first suspends")
     }
 }

@@ -1,5 +1,7 @@
 package dev.dlock.aspect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Binds the {@link LockContext} of a locked Kotlin suspend function to every resumption of its coroutine. dlock-kotlin
  * implements it and {@link java.util.ServiceLoader} finds it, so that this module needs no Kotlin of its own.
@@ -18,9 +20,9 @@ public interface CoroutineBinding {
     /** Sets a thread's state for one resumption of a coroutine, and puts back what was there. */
     interface ThreadBinding {
         /** Binds the state to the calling thread; returns what it replaced. */
-        Object enter();
+        @Nullable Object enter();
 
         /** Puts back what {@link #enter()} replaced. */
-        void exit(Object previous);
+        void exit(@Nullable Object previous);
     }
 }

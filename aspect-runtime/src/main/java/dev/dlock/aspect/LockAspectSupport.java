@@ -10,6 +10,7 @@ import dev.dlock.core.LockLostException;
 import dev.dlock.core.LockManager;
 import dev.dlock.core.LockNotAcquiredException;
 import dev.dlock.core.LockRequest;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
@@ -116,7 +117,7 @@ public class LockAspectSupport {
          * Runs the method with {@code args}: the array the call was intercepted with, or a copy with the fencing token
          * in the place of a {@code @FencingToken} parameter. Its exceptions pass through unchanged.
          */
-        Object proceed(Object[] args) throws Throwable;
+        @Nullable Object proceed(@Nullable Object[] args) throws Throwable;
     }
 
     /**
@@ -131,7 +132,7 @@ public class LockAspectSupport {
      *                   (strategy THROW), {@code LockKeyException}, {@code LockBackendException},
      *                   {@code LockLostException} from the lock
      */
-    public Object invoke(Method method, Object target, Object[] args, Invocation invocation) throws Throwable {
+    public @Nullable Object invoke(Method method, @Nullable Object target, @Nullable Object[] args, Invocation invocation) throws Throwable {
         Class<?> targetClass = target != null ? ClassUtils.getUserClass(target.getClass()) : method.getDeclaringClass();
         LockOperation operation = operations.operation(method, targetClass);
         if (operation == null) {

@@ -381,7 +381,7 @@ class LockOperationSourcePropertyCheckTest {
     void expressionsOnTypesThatAreNotClosedPass() throws Exception {
         assertThat(source.validate(UndecidableKeys.class)).isEmpty();
         Method nonFinal = UndecidableKeys.class.getMethod("nonFinalClass", Draft.class);
-        EvaluationContext context = evaluator.context(nonFinal, new Object[] {new ExtendedDraft()}, new UndecidableKeys(), UndecidableKeys.class);
+        EvaluationContext context = evaluator.context(nonFinal, new Object[] {new ExtendedDraft()}, false, new UndecidableKeys(), UndecidableKeys.class);
         assertThat(evaluator.parse(new AnnotatedElementKey(nonFinal, UndecidableKeys.class), "#draft.extra").getValue(context))
                 .as("read on the subclass").isEqualTo("x");
     }
@@ -430,7 +430,7 @@ class LockOperationSourcePropertyCheckTest {
     private Object evaluate(Method method, String expression) throws Exception {
         Object target = method.getDeclaringClass().getDeclaredConstructor().newInstance();
         Object[] args = Arrays.stream(method.getParameterTypes()).map(LockOperationSourcePropertyCheckTest::sample).toArray();
-        EvaluationContext context = evaluator.context(method, args, target, method.getDeclaringClass());
+        EvaluationContext context = evaluator.context(method, args, false, target, method.getDeclaringClass());
         return evaluator.parse(new AnnotatedElementKey(method, method.getDeclaringClass()), expression).getValue(context);
     }
 

@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
@@ -60,7 +61,7 @@ public final class JedisGeneration {
     }
 
     /** The Jedis version from its jar's manifest ({@code Bundle-Version}), or null when it cannot be read. */
-    public static String version() {
+    public static @Nullable String version() {
         return VERSION;
     }
 

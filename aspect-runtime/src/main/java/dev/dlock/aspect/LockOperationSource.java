@@ -452,7 +452,8 @@ public final class LockOperationSource {
         }
     }
 
-    private static Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
+    /** The fallback {@code name} of {@code method} on {@code targetClass}, taking the failure as last argument or not; null when none. */
+    static Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
         Class<?>[] parameters = method.getParameterTypes();
         for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {
             for (Method candidate : type.getDeclaredMethods()) {

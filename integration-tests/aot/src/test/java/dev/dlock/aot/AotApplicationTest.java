@@ -8,6 +8,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.io.IOException;
@@ -49,7 +50,7 @@ class AotApplicationTest {
     @BeforeAll
     static void start() throws Exception {
         redis = RedisServerProcess.start();
-        client = new UnifiedJedis(new HostAndPort(redis.host(), redis.port()));
+        client = RedisClient.builder().hostAndPort(new HostAndPort(redis.host(), redis.port())).build();
         app = Child.start(AotApplication.class);
         app.await(PORT);
     }

@@ -1,5 +1,6 @@
 package dev.dlock.aspect;
 
+import org.jspecify.annotations.Nullable;
 import dev.dlock.annotation.DistributedLock;
 import dev.dlock.annotation.FencingToken;
 import dev.dlock.annotation.LockMode;
@@ -465,10 +466,10 @@ public final class LockOperationSource {
     }
 
     /**
-     * The fallback {@code name(parameters[, LockNotAcquiredException])}; for a suspend function, a suspend function
-     * with those parameters, the continuation last.
+     * The fallback {@code name(parameters[, LockNotAcquiredException])} of {@code method} on {@code targetClass}; for a
+     * suspend function, a suspend function with those parameters, the continuation last; null when none.
      */
-    private static Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
+    static @Nullable Method findFallback(Method method, Class<?> targetClass, String name, boolean withFailure) {
         boolean suspending = SuspendingLocks.isSuspending(method);
         Class<?>[] parameters = SuspendingLocks.userParameterTypes(method);
         for (Class<?> type = targetClass; type != null && type != Object.class; type = type.getSuperclass()) {

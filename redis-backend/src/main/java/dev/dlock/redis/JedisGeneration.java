@@ -20,11 +20,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.jar.Manifest;
 
 /**
- * The few places where Jedis 6 and Jedis 7 differ for dlock, behind one adapter, so that the store
- * compiled against Jedis 7 runs on either: Jedis 7 added {@code RedisClusterClient} (only touched
+ * The few places where Jedis 6, 7 and 8 differ for dlock, behind one adapter, so that the store
+ * compiled against Jedis 7 runs on any of them: Jedis 7 added {@code RedisClusterClient} (only touched
  * when that class exists), and changed the declared return type of {@code UnifiedJedis.pipelined()}
  * ({@code PipelineBase} in 6, {@code AbstractPipeline} in 7; a direct call would link to one of them only), and
  * the declared return type of {@code SetParams.px} ({@code BaseSetExParams} in 6, {@code SetParams} in 7).
+ * Jedis 8 removed {@code JedisPooled}, {@code JedisSentineled} and {@code UnifiedJedis}'s public
+ * constructors, none of which the store touches, and negotiates RESP3 by default; what the store links
+ * to is as in 7 (the contract suite runs on 8.0.2 in integration-tests/jedis8).
  * Older Jedis versions are refused by {@link #requireSupported()} with the versions named.
  */
 public final class JedisGeneration {
@@ -54,9 +57,9 @@ public final class JedisGeneration {
         int major = majorVersion(version);
         if (PIPELINED == null || (major > 0 && major < MINIMUM_MAJOR_VERSION)) {
             throw new IllegalStateException("dlock-redis needs Jedis " + MINIMUM_MAJOR_VERSION
-                    + ".0 or later (tested with 6.0.0 and 7.4.1), but the class path has Jedis "
+                    + ".0 or later (tested with 6.0.0, 7.4.1 and 8.0.2), but the class path has Jedis "
                     + (version == null ? "of an unknown version" : version)
-                    + "; upgrade redis.clients:jedis (Spring Boot 3.5 manages 6.0.0, Spring Boot 4.1 manages 7.4.x)");
+                    + "; upgrade redis.clients:jedis (Spring Boot 3.5 manages 6.0.0, Spring Boot 4.1 manages 7.4.x; dlock-redis also runs on Jedis 8)");
         }
     }
 

@@ -391,9 +391,21 @@ final class ShardedPubSubTransport implements PubSubTransport {
                     if (unreadRepliesPossible) {
                         connection.setBroken();
                     }
-                    connection.close();
+                    closeQuietly(connection);
                 }
                 sessionEnded(this, failed);
+            }
+        }
+
+        /**
+         * Returns the connection to its pool without throwing: on Jedis 8 (commons-pool2 2.13) returning a broken
+         * connection opens its replacement at once, which fails while the node is down, and the session must still end.
+         */
+        private void closeQuietly(Connection connection) {
+            try {
+                connection.close();
+            } catch (RuntimeException e) {
+                log.debug("Returning the sharded release notice connection to {} failed: {}", address, e.toString());
             }
         }
 

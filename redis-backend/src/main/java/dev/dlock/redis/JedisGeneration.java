@@ -126,7 +126,8 @@ public final class JedisGeneration {
         }
     }
 
-    static int majorVersion(String version) {
+    /** The major version in a Jedis version string ({@code "8.0.2"}: 8); 0 when it cannot be read. */
+    public static int majorVersion(@Nullable String version) {
         if (version == null) {
             return 0;
         }

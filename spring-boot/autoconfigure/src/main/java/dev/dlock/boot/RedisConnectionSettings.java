@@ -1,5 +1,6 @@
 package dev.dlock.boot;
 
+import dev.dlock.redis.JedisGeneration;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.ssl.SslBundle;
@@ -285,6 +286,22 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
                 + "; a user, password and database go in as redis://user:password@host:port/0.";
     }
 
+    /**
+     * Fails the start, naming the supported range and the way out, on a Jedis whose clients this class cannot build:
+     * Jedis 8 removed {@code JedisPooled} and {@code JedisSentineled} (the store itself runs on 8; the starter's client
+     * code must compile on Boot 3.5's Jedis 6 too). Left alone when the version cannot be read.
+     */
+    static void requireStarterJedis(String version) {
+        if (version != null && JedisGeneration.majorVersion(version) >= 8) {
+            throw new DistributedLockStartupException("dlock's Spring Boot starter cannot build its Redis client on Jedis "
+                    + version + ": Jedis 8 removed JedisPooled and JedisSentineled, which it uses; the starter builds its "
+                    + "client on Jedis 6.0 to 7.x (tested: 6.0.0, 7.4.1)",
+                    "Use the Jedis your Spring Boot manages (7.4.x for Boot 4.1, 6.0.0 for 3.5), or keep Jedis 8 and declare "
+                    + "your own client bean (a redis.clients.jedis.RedisClient, RedisSentinelClient or RedisClusterClient) "
+                    + "annotated @DlockRedisClient: the Redis store itself runs on Jedis 8.0.2.", null);
+        }
+    }
+
     /** Returns {@code nodes} trimmed when each is host:port with a valid port; fails naming {@code property} otherwise. */
     static List<String> validNodes(String property, List<String> nodes) {
         List<String> valid = new ArrayList<>();
@@ -318,6 +335,7 @@ record RedisConnectionSettings(String source, Mode mode, List<HostAndPort> nodes
      */
     @SuppressWarnings("deprecation")
     UnifiedJedis createClient(Function<String, SslBundle> sslBundles) {
+        requireStarterJedis(JedisGeneration.version());
         SslBundle bundle = detailsSslBundle != null ? detailsSslBundle
                 : sslBundle != null ? sslBundles.apply(sslBundle) : null;
         Tls tls = usesTls() ? tls(bundle) : null;

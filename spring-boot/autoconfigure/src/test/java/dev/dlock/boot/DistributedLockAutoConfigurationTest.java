@@ -317,6 +317,21 @@ class DistributedLockAutoConfigurationTest {
                 .hasMessageContaining("redis://, rediss://, valkey:// or valkeys://");
     }
 
+    /**
+     * Jedis 8 removed the clients the starter builds (JedisPooled, JedisSentineled): the start fails naming the range
+     * and the way out, instead of a NoClassDefFoundError; the Jedis the Boot lines manage pass.
+     */
+    @Test
+    void aJedisTheStarterCannotBuildOnFailsTheStartNamingTheRange() {
+        assertThatThrownBy(() -> RedisConnectionSettings.requireStarterJedis("8.0.2"))
+                .isInstanceOf(DistributedLockStartupException.class)
+                .hasMessageContaining("Jedis 8.0.2").hasMessageContaining("Jedis 6.0 to 7.x")
+                .satisfies(e -> assertThat(((DistributedLockStartupException) e).getAction()).contains("@DlockRedisClient"));
+        RedisConnectionSettings.requireStarterJedis("7.4.1");
+        RedisConnectionSettings.requireStarterJedis("6.0.0");
+        RedisConnectionSettings.requireStarterJedis(null);
+    }
+
     /** dlock.verify-on-start (on by default): a Redis that does not answer stops the start, naming the URL to fix. */
     @Test
     void aRedisThatDoesNotAnswerFailsTheStartNamingTheUrl() {

@@ -1,4 +1,4 @@
-/** The {@code @DistributedLock} aspect for Spring: its support, SpEL, {@code LockContext}, startup validation. Not null unless marked {@code @Nullable} (JSpecify). */
+/** The {@code @DistributedLock} aspect for Spring: its support, SpEL, {@code LockContext}. Not null unless marked {@code @Nullable} (JSpecify). */
 @NullMarked
 package dev.dlock.aspect;
 

@@ -59,7 +59,7 @@ class ZooKeeperEnsembleTest {
     @Test
     void aLeaderLostDuringAHoldAndAWaitNeverLetsTwoHoldersIn() throws Exception {
         ZooKeeperTestServer.applyServerSettings();
-        cluster = new TestingCluster(3);
+        cluster = ZooKeeperTestServer.ensemble(3);
         cluster.start();
         String key = "ensemble:" + System.nanoTime();
         CountDownLatch holderTold = new CountDownLatch(1);

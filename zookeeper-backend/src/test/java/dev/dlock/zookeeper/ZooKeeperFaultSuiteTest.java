@@ -42,7 +42,7 @@ class ZooKeeperFaultSuiteTest {
     @Test
     void ensembleUnderKillsSessionExpiringPausesAndLeaderKills() throws Exception {
         ZooKeeperTestServer.applyServerSettings();
-        try (TestingCluster ensemble = new TestingCluster(3)) {
+        try (TestingCluster ensemble = ZooKeeperTestServer.ensemble(3)) {
             ensemble.start();
             FaultSuite.Settings settings = settings();
             FaultReport report = FaultSuite.builder("ZooKeeper (ensemble of 3)", new ZooKeeperBackendFactory(), ensemble.getConnectString())

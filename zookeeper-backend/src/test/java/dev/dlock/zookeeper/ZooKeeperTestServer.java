@@ -23,6 +23,25 @@ import java.util.concurrent.TimeUnit;
  */
 final class ZooKeeperTestServer implements AutoCloseable {
 
+    /**
+     * A {@code size}-member ensemble on distinct free loopback ports: Curator's own {@code new TestingCluster(n)} draws
+     * each port at random and failed a CI run with two members on one port ("Multiple entries with same key").
+     */
+    static org.apache.curator.test.TestingCluster ensemble(int size) {
+        java.util.List<org.apache.curator.test.InstanceSpec> specs = new java.util.ArrayList<>();
+        int[] taken = new int[0];
+        for (int id = 1; id <= size; id++) {
+            int[] ports = new int[3];
+            for (int i = 0; i < 3; i++) {
+                ports[i] = dev.dlock.testkit.LoopbackPorts.free(taken);
+                taken = java.util.Arrays.copyOf(taken, taken.length + 1);
+                taken[taken.length - 1] = ports[i];
+            }
+            specs.add(new org.apache.curator.test.InstanceSpec(null, ports[0], ports[1], ports[2], true, id));
+        }
+        return new org.apache.curator.test.TestingCluster(specs);
+    }
+
     /** Sets the server settings above; in force for every server this JVM starts afterwards. */
     static void applyServerSettings() {
         System.setProperty("zookeeper.forceSync", "no");
